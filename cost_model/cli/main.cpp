@@ -1,0 +1,59 @@
+// `zeropp`: the analytic model, the schedule simulator and the plan search behind one CLI.
+// Errors in input print one line naming the field and the rule, and exit with code 2.
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include "cost_model/cli/command.hpp"
+#include "cost_model/spec/error.hpp"
+
+namespace zeropp::cli {
+
+static std::vector<Command>& registry() {
+  static std::vector<Command> commands;
+  return commands;
+}
+
+bool register_command(Command command) {
+  registry().push_back(std::move(command));
+  return true;
+}
+
+const std::vector<Command>& commands() { return registry(); }
+
+void add_format_option(CLI::App& sub, Format& format) {
+  sub.add_option("--format", format, "Output format: table or json")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, Format>{{"table", Format::table},
+                                                                        {"json", Format::json}},
+                                          CLI::ignore_case));
+}
+
+}  // namespace zeropp::cli
+
+int main(int argc, char** argv) {
+  using namespace zeropp;
+  CLI::App app{"zeropp: should you drop tensor parallelism for ZeroPP? Analytic model, schedule simulator, search."};
+  app.require_subcommand(1);
+  auto sorted = cli::commands();
+  std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  std::function<int()> action;
+  for (const auto& command : sorted) {
+    CLI::App* sub = app.add_subcommand(command.name, command.description);
+    auto run = command.setup(*sub);
+    sub->callback([&action, run] { action = run; });
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    return action ? action() : 0;
+  } catch (const SpecError& e) {
+    std::cerr << "zeropp: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "zeropp: error: " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,50 @@
+#pragma once
+// ClusterSpec: the machines. Bandwidths are per GPU, in bytes/s; latencies in seconds; peaks in FLOP/s.
+// A group of GPUs inside one node talks over `intra` (NVLink); a group that crosses nodes over `inter`
+// (the NIC each GPU has). Optional calibrated tables (from `zeropp calibrate`) refine both.
+#include <map>
+#include <string>
+#include <vector>
+
+namespace zeropp {
+
+enum class Dtype { bf16, fp16, fp32 };
+
+struct LinkSpec {
+  double bandwidth = 0;  // bytes/s per GPU, one direction (the beta of the alpha-beta model)
+  double latency = 0;    // seconds per message step (alpha)
+};
+
+// A fitted alpha-beta line for one collective on one link level (from microbenchmarks).
+struct CollectiveFit {
+  double latency = 0;    // seconds (alpha per step)
+  double bandwidth = 0;  // bytes/s (beta, bus bandwidth in nccl-tests' sense)
+};
+
+// GEMM efficiency as a function of shape: achieved / peak, looked up by the GEMM's FLOPs
+// (piecewise-linear in log FLOPs between measured points; clamped outside).
+struct GemmEfficiencyPoint {
+  double flops = 0;       // 2*m*n*k of the measured GEMM
+  double efficiency = 0;  // achieved FLOP/s / peak FLOP/s
+};
+
+struct ClusterSpec {
+  std::string name;
+  int nodes = 1;
+  int gpus_per_node = 8;
+  std::map<Dtype, double> peak_flops;  // dense peak per GPU per dtype
+  double memory_bytes = 0;             // per GPU
+  LinkSpec intra;                      // NVLink / NVSwitch, per GPU
+  LinkSpec inter;                      // network, per GPU (one NIC per GPU)
+  // Fraction of peak a large, well-shaped GEMM reaches; used when no calibrated table is given.
+  double gemm_efficiency = 0.75;
+  // Calibrated refinements, empty unless the profile came from `zeropp calibrate`.
+  // Keys: "intra"/"inter" -> collective name ("all_reduce", "all_gather", "reduce_scatter", "send_recv").
+  std::map<std::string, std::map<std::string, CollectiveFit>> collectives;
+  std::map<Dtype, std::vector<GemmEfficiencyPoint>> gemm_table;
+
+  int world() const { return nodes * gpus_per_node; }
+  double peak(Dtype d) const;  // throws SpecError("cluster.peak_flops.<dtype>") when missing
+};
+
+}  // namespace zeropp

@@ -1,0 +1,63 @@
+#pragma once
+// JSON configs (comments allowed) for models, clusters, plans and experiments, and the zoo under configs/.
+// Loading validates everything up front: unknown keys, wrong types and impossible values throw SpecError
+// naming the field path and the rule.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cost_model/spec/cluster_spec.hpp"
+#include "cost_model/spec/model_spec.hpp"
+#include "cost_model/spec/parallel_spec.hpp"
+
+namespace zeropp {
+
+// A full plan: what is trained, where, and how.
+struct Plan {
+  ModelSpec model;
+  ClusterSpec cluster;
+  ParallelSpec parallel;
+};
+
+// An experiment: a model and a cluster, a GPU count and a global batch; the strategies to compare.
+struct Experiment {
+  std::string name;
+  ModelSpec model;
+  ClusterSpec cluster;
+  int gpus = 0;
+  long long global_batch = 0;       // sequences per iteration
+  std::vector<Strategy> strategies; // empty = all
+  Dtype dtype = Dtype::bf16;
+};
+
+// Parsing (JSON with // and /* */ comments). `field` prefixes every error path ("model", "cluster", ...).
+nlohmann::json parse_json_with_comments(const std::string& text, const std::string& source_name);
+ModelSpec model_from_json(const nlohmann::json&, const std::string& field = "model");
+ClusterSpec cluster_from_json(const nlohmann::json&, const std::string& field = "cluster");
+ParallelSpec parallel_from_json(const nlohmann::json&, const std::string& field = "parallel");
+nlohmann::json to_json(const ModelSpec&);
+nlohmann::json to_json(const ClusterSpec&);
+nlohmann::json to_json(const ParallelSpec&);
+
+// Validation of each spec alone and of their combination (divisibility, ranges, world vs cluster).
+void validate(const ModelSpec&, const std::string& field = "model");
+void validate(const ClusterSpec&, const std::string& field = "cluster");
+void validate(const ParallelSpec&, const std::string& field = "parallel");
+void validate(const Plan&);
+
+// The zoo: configs/models/*.json, configs/clusters/*.json. The directory is found from $ZEROPP_CONFIGS,
+// else <exe dir>/../configs walking up, else the source tree's configs/ (compiled in).
+std::filesystem::path configs_dir();
+std::vector<std::string> zoo_models();     // names, sorted
+std::vector<std::string> zoo_clusters();
+// A name from the zoo or a path to a JSON file.
+ModelSpec load_model(const std::string& name_or_path);
+ClusterSpec load_cluster(const std::string& name_or_path);
+Plan load_plan(const std::string& path);            // {"model": name|{...}, "cluster": ..., "parallel": {...}}
+Experiment load_experiment(const std::string& name_or_path);  // configs/experiments/<name>.json or a path
+std::string default_experiment_name();               // "default"
+
+}  // namespace zeropp

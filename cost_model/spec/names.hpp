@@ -1,0 +1,26 @@
+#pragma once
+// String names of the spec enums, one table each, used by JSON I/O, the CLI and printed output.
+// from_string throws SpecError(field, "... must be one of ...") for an unknown name.
+#include <string>
+#include <string_view>
+
+#include "cost_model/spec/model_spec.hpp"
+#include "cost_model/spec/parallel_spec.hpp"
+
+namespace zeropp {
+
+std::string to_string(Dtype);
+std::string to_string(MlpKind);
+std::string to_string(Strategy);      // "3d", "zero3", "1f1b_zero1", "zero3_pp", "zeropp_a", "zeropp_b"
+std::string to_string(ScheduleKind);  // "gpipe", "1f1b", "interleaved", "bfs", "zb_h1", "zb_h2", "zeropp"
+std::string to_string(Recompute);     // "none", "selective", "full"
+std::string to_string(GradReduce);    // "per_unit", "per_w"
+
+Dtype dtype_from_string(std::string_view, const std::string& field);
+MlpKind mlp_from_string(std::string_view, const std::string& field);
+Strategy strategy_from_string(std::string_view, const std::string& field);
+ScheduleKind schedule_from_string(std::string_view, const std::string& field);
+Recompute recompute_from_string(std::string_view, const std::string& field);
+GradReduce grad_reduce_from_string(std::string_view, const std::string& field);
+
+}  // namespace zeropp

@@ -1,0 +1,52 @@
+#pragma once
+// ParallelSpec: how the work is split. World = tp * z * pp * dp (tp and z never both > 1).
+// z is the intra-node ZeRO-3 group: a data-parallel dimension whose GPUs each run their own micro-batches
+// through the same stage with the stage's parameters sharded among them. There are z*dp pipelines and the
+// global batch is b*B*z*dp sequences. Rank order: the intra-node dimension (tp or z) innermost, then pp, then dp.
+// Megatron names: tensor_model_parallel_size=tp, pipeline_model_parallel_size=pp, data_parallel_size=z*dp,
+// micro_batch_size=b, global_batch_size=b*B*z*dp, num_layers_per_virtual_pipeline_stage = L/(pp*v).
+#include <string>
+
+#include "cost_model/spec/cluster_spec.hpp"
+
+namespace zeropp {
+
+// The strategies the toolkit compares (DESIGN.md section 1).
+enum class Strategy {
+  three_d,     // TP (+SP) + interleaved 1F1B + DP with distributed optimizer (ZeRO-1)
+  zero3,       // pure ZeRO-3 data parallelism
+  pp_zero1,    // 1F1B (or another PP schedule) + ZeRO-1 across data-parallel replicas
+  zero3_pp,    // naive ZeRO-3 under PP: gather/free per micro-batch
+  zeropp_a,    // ZeroPP hybrid A: ZeRO-3 in node + PP + DP all-reduce across nodes
+  zeropp_b,    // ZeroPP hybrid B: ZeRO-3 in node + PP + ZeRO-1 across nodes
+};
+
+enum class ScheduleKind { gpipe, one_f_one_b, interleaved, bfs, zb_h1, zb_h2, zeropp };
+enum class Recompute { none, selective, full };
+// ZeroPP gradient reduction: once per scheduling unit (paper, 36Bh^2/U) or inside every W (authors' code).
+enum class GradReduce { per_unit, per_w };
+
+struct ParallelSpec {
+  Strategy strategy = Strategy::zeropp_b;
+  int tp = 1;            // tensor parallel size
+  int pp = 1;            // pipeline parallel size (p)
+  int dp = 1;            // data parallel size across nodes (d)
+  int z = 1;             // intra-node ZeRO-3 group size
+  int zero_stage = 1;    // ZeRO stage of the dp dimension (0 = plain all-reduce DP)
+  int v = 1;             // model chunks per PP rank
+  ScheduleKind schedule = ScheduleKind::zeropp;
+  int micro_batch = 1;   // b, sequences per micro-batch
+  int micro_batches = 1; // B, micro-batches per iteration per pipeline
+  int unit = 1;          // U, scheduling-unit size (ZeroPP)
+  bool allow_ragged_units = true;  // last unit may hold B mod U micro-batches
+  Recompute recompute = Recompute::none;
+  bool sequence_parallel = false;
+  Dtype dtype = Dtype::bf16;
+  GradReduce grad_reduce = GradReduce::per_unit;
+
+  int world() const { return tp * z * pp * dp; }
+  int pipelines() const { return z * dp; }
+  long long global_batch() const { return 1LL * micro_batch * micro_batches * z * dp; }
+};
+
+}  // namespace zeropp

@@ -13,12 +13,16 @@ enum class Dtype { bf16, fp16, fp32 };
 struct LinkSpec {
   double bandwidth = 0;  // bytes/s per GPU, one direction (the beta of the alpha-beta model)
   double latency = 0;    // seconds per message step (alpha)
+
+  friend bool operator==(const LinkSpec&, const LinkSpec&) = default;
 };
 
 // A fitted alpha-beta line for one collective on one link level (from microbenchmarks).
 struct CollectiveFit {
   double latency = 0;    // seconds (alpha per step)
   double bandwidth = 0;  // bytes/s (beta, bus bandwidth in nccl-tests' sense)
+
+  friend bool operator==(const CollectiveFit&, const CollectiveFit&) = default;
 };
 
 // GEMM efficiency as a function of shape: achieved / peak, looked up by the GEMM's FLOPs
@@ -26,6 +30,8 @@ struct CollectiveFit {
 struct GemmEfficiencyPoint {
   double flops = 0;       // 2*m*n*k of the measured GEMM
   double efficiency = 0;  // achieved FLOP/s / peak FLOP/s
+
+  friend bool operator==(const GemmEfficiencyPoint&, const GemmEfficiencyPoint&) = default;
 };
 
 struct ClusterSpec {
@@ -34,6 +40,9 @@ struct ClusterSpec {
   int gpus_per_node = 8;
   std::map<Dtype, double> peak_flops;  // dense peak per GPU per dtype
   double memory_bytes = 0;             // per GPU
+  // HBM bandwidth per GPU, bytes/s (spec sheet). Times the memory-bound kernels of a layer (norms, softmax,
+  // dropout, activation, residual adds) in the analytic time model; 0 = unknown, those kernels cost nothing.
+  double memory_bandwidth = 0;
   LinkSpec intra;                      // NVLink / NVSwitch, per GPU
   LinkSpec inter;                      // network, per GPU (one NIC per GPU)
   // Fraction of peak a large, well-shaped GEMM reaches; used when no calibrated table is given.
@@ -44,7 +53,9 @@ struct ClusterSpec {
   std::map<Dtype, std::vector<GemmEfficiencyPoint>> gemm_table;
 
   int world() const { return nodes * gpus_per_node; }
-  double peak(Dtype d) const;  // throws SpecError("cluster.peak_flops.<dtype>") when missing
+  double peak(Dtype d) const;  // throws SpecError("cluster.peak_tflops.<dtype>") when missing
+
+  friend bool operator==(const ClusterSpec&, const ClusterSpec&) = default;
 };
 
 }  // namespace zeropp

@@ -20,6 +20,8 @@ struct Plan {
   ModelSpec model;
   ClusterSpec cluster;
   ParallelSpec parallel;
+
+  friend bool operator==(const Plan&, const Plan&) = default;
 };
 
 // An experiment: a model and a cluster, a GPU count and a global batch; the strategies to compare.
@@ -31,6 +33,8 @@ struct Experiment {
   long long global_batch = 0;       // sequences per iteration
   std::vector<Strategy> strategies; // empty = all
   Dtype dtype = Dtype::bf16;
+
+  friend bool operator==(const Experiment&, const Experiment&) = default;
 };
 
 // Parsing (JSON with // and /* */ comments). `field` prefixes every error path ("model", "cluster", ...).
@@ -41,18 +45,26 @@ ParallelSpec parallel_from_json(const nlohmann::json&, const std::string& field 
 nlohmann::json to_json(const ModelSpec&);
 nlohmann::json to_json(const ClusterSpec&);
 nlohmann::json to_json(const ParallelSpec&);
+// Plans and experiments: "model"/"cluster" are a zoo name, a path to a JSON file (relative paths are resolved
+// against `base_dir` first, then the working directory) or an inline object.
+Plan plan_from_json(const nlohmann::json&, const std::filesystem::path& base_dir = {});
+Experiment experiment_from_json(const nlohmann::json&, const std::filesystem::path& base_dir = {});
+nlohmann::json to_json(const Plan&);        // model and cluster inline
+nlohmann::json to_json(const Experiment&);  // model and cluster inline
 
 // Validation of each spec alone and of their combination (divisibility, ranges, world vs cluster).
 void validate(const ModelSpec&, const std::string& field = "model");
 void validate(const ClusterSpec&, const std::string& field = "cluster");
 void validate(const ParallelSpec&, const std::string& field = "parallel");
 void validate(const Plan&);
+void validate(const Experiment&);  // GPU count vs cluster, global batch, dtype peak, strategies listed once
 
 // The zoo: configs/models/*.json, configs/clusters/*.json. The directory is found from $ZEROPP_CONFIGS,
 // else <exe dir>/../configs walking up, else the source tree's configs/ (compiled in).
 std::filesystem::path configs_dir();
 std::vector<std::string> zoo_models();     // names, sorted
 std::vector<std::string> zoo_clusters();
+std::vector<std::string> zoo_experiments();
 // A name from the zoo or a path to a JSON file.
 ModelSpec load_model(const std::string& name_or_path);
 ClusterSpec load_cluster(const std::string& name_or_path);

@@ -24,6 +24,8 @@ struct ModelSpec {
   int kv_heads_or_heads() const { return kv_heads > 0 ? kv_heads : heads; }
   int head_dim() const { return hidden / heads; }
   int ffn() const;  // resolved ffn hidden size (applies the defaults above)
+
+  friend bool operator==(const ModelSpec&, const ModelSpec&) = default;
 };
 
 }  // namespace zeropp

@@ -47,6 +47,8 @@ struct ParallelSpec {
   int world() const { return tp * z * pp * dp; }
   int pipelines() const { return z * dp; }
   long long global_batch() const { return 1LL * micro_batch * micro_batches * z * dp; }
+
+  friend bool operator==(const ParallelSpec&, const ParallelSpec&) = default;
 };
 
 }  // namespace zeropp

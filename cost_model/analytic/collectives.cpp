@@ -1,0 +1,124 @@
+#include "cost_model/analytic/collectives.hpp"
+
+#include <fmt/format.h>
+
+#include "cost_model/spec/error.hpp"
+
+namespace zeropp::analytic {
+
+const char* collective_name(Collective c) {
+  switch (c) {
+    case Collective::all_reduce:
+      return "all_reduce";
+    case Collective::all_gather:
+      return "all_gather";
+    case Collective::reduce_scatter:
+      return "reduce_scatter";
+    case Collective::send_recv:
+      return "send_recv";
+  }
+  return "unknown";
+}
+
+double busbw_factor(Collective c, int n) {
+  if (n < 1) throw SpecError("collective.ranks", fmt::format("a collective needs >= 1 rank, got {}", n));
+  switch (c) {
+    case Collective::all_reduce:
+      return 2.0 * (n - 1) / n;
+    case Collective::all_gather:
+    case Collective::reduce_scatter:
+      return static_cast<double>(n - 1) / n;
+    case Collective::send_recv:
+      return 1.0;
+  }
+  return 0;
+}
+
+int ring_steps(Collective c, int n) {
+  switch (c) {
+    case Collective::all_reduce:
+      return 2 * (n - 1);
+    case Collective::all_gather:
+    case Collective::reduce_scatter:
+      return n - 1;
+    case Collective::send_recv:
+      return 1;
+  }
+  return 0;
+}
+
+bool group_crosses_nodes(const ClusterSpec& cluster, int group_size, int stride) {
+  if (group_size < 1 || stride < 1) {
+    throw SpecError("collective.group",
+                    fmt::format("a group needs size >= 1 and stride >= 1, got size {} stride {}", group_size,
+                                stride));
+  }
+  if (group_size == 1 || cluster.nodes <= 1) return false;
+  return static_cast<long long>(group_size) * stride > cluster.gpus_per_node;
+}
+
+const LinkSpec& link_for_group(const ClusterSpec& cluster, int group_size, int stride) {
+  return group_crosses_nodes(cluster, group_size, stride) ? cluster.inter : cluster.intra;
+}
+
+const char* link_level(const ClusterSpec& cluster, int group_size, int stride) {
+  return group_crosses_nodes(cluster, group_size, stride) ? "inter" : "intra";
+}
+
+namespace {
+
+// steps * alpha + M * factor / beta: the ring formulas of the header in one expression.
+double alpha_beta(Collective c, int n, double bytes, double alpha, double beta) {
+  if (bytes <= 0) return 0;
+  if (n <= 1) return 0;  // a group of one moves nothing
+  if (beta <= 0) {
+    throw SpecError("cluster.bandwidth", fmt::format("{} needs a positive bandwidth, got {}", collective_name(c),
+                                                     beta));
+  }
+  return ring_steps(c, n) * alpha + bytes * busbw_factor(c, n) / beta;
+}
+
+}  // namespace
+
+double ring_time(Collective c, int n, double bytes, const LinkSpec& link) {
+  return alpha_beta(c, n, bytes, link.latency, link.bandwidth);
+}
+
+double all_reduce_time(int n, double bytes, const LinkSpec& link) {
+  return ring_time(Collective::all_reduce, n, bytes, link);
+}
+double all_gather_time(int n, double bytes, const LinkSpec& link) {
+  return ring_time(Collective::all_gather, n, bytes, link);
+}
+double reduce_scatter_time(int n, double bytes, const LinkSpec& link) {
+  return ring_time(Collective::reduce_scatter, n, bytes, link);
+}
+double p2p_time(double bytes, const LinkSpec& link) { return ring_time(Collective::send_recv, 2, bytes, link); }
+
+double collective_time(const ClusterSpec& cluster, Collective c, int group_size, int stride, double bytes) {
+  const bool inter = group_crosses_nodes(cluster, group_size, stride);
+  if (!cluster.collectives.empty()) {
+    const auto level = cluster.collectives.find(inter ? "inter" : "intra");
+    if (level != cluster.collectives.end()) {
+      const auto fit = level->second.find(collective_name(c));
+      if (fit != level->second.end()) {
+        return alpha_beta(c, group_size, bytes, fit->second.latency, fit->second.bandwidth);
+      }
+    }
+  }
+  const LinkSpec& link = inter ? cluster.inter : cluster.intra;
+  return alpha_beta(c, group_size, bytes, link.latency, link.bandwidth);
+}
+
+Group tp_group(const ParallelSpec& parallel) { return Group{parallel.tp, 1}; }
+Group zero_group(const ParallelSpec& parallel) { return Group{parallel.z, 1}; }
+Group pp_group(const ParallelSpec& parallel) { return Group{parallel.pp, parallel.tp * parallel.z}; }
+Group dp_group(const ParallelSpec& parallel) {
+  return Group{parallel.dp, parallel.tp * parallel.z * parallel.pp};
+}
+Group data_parallel_group(const ParallelSpec& parallel) {
+  if (parallel.dp == 1) return zero_group(parallel);
+  return Group{parallel.z * parallel.dp, parallel.tp * parallel.pp};
+}
+
+}  // namespace zeropp::analytic

@@ -1,0 +1,68 @@
+#pragma once
+// Collective communication times with the alpha-beta ring model, the link a group uses, and the nccl-tests
+// bus-bandwidth factors (defined once here; microbenchmarks and calibration include this header).
+//
+// n ranks, M bytes of the full buffer (the all-reduced tensor, the gathered result, the scattered input),
+// alpha = link latency per step, beta = per-GPU link bandwidth:
+//   all_reduce       2(n-1) (alpha + M/(n beta))
+//   all_gather       (n-1)  (alpha + M/(n beta))
+//   reduce_scatter   (n-1)  (alpha + M/(n beta))
+//   send_recv        alpha + M/beta
+// Each is steps(c, n) * alpha + M * busbw_factor(c, n) / beta: for a ring the nccl-tests bus bandwidth equals
+// the link bandwidth. A calibrated CollectiveFit {latency, bandwidth} from cluster.collectives replaces
+// (alpha, beta) in the same formula, so the fitted bandwidth has bus-bandwidth semantics.
+#include "cost_model/spec/cluster_spec.hpp"
+#include "cost_model/spec/parallel_spec.hpp"
+
+namespace zeropp::analytic {
+
+enum class Collective { all_reduce, all_gather, reduce_scatter, send_recv };
+
+// "all_reduce", "all_gather", "reduce_scatter", "send_recv": the keys of ClusterSpec::collectives[level].
+const char* collective_name(Collective c);
+
+// nccl-tests: busbw = algbw * factor, algbw = M / t. all_reduce 2(n-1)/n, all_gather and reduce_scatter
+// (n-1)/n, send_recv 1. n = 1 gives 0 for the collectives (nothing moves). n must be >= 1.
+double busbw_factor(Collective c, int n);
+// Latency steps of the ring algorithm: all_reduce 2(n-1), all_gather/reduce_scatter n-1, send_recv 1.
+int ring_steps(Collective c, int n);
+
+// A group of group_size ranks whose members are `stride` ranks apart (ranks r0, r0+stride, ...), with ranks
+// numbered node-major (node k holds ranks [k*gpus_per_node, (k+1)*gpus_per_node)). The group stays inside one
+// node when it spans at most a node: group_size*stride <= gpus_per_node (and the cluster has the room), and
+// then talks over cluster.intra; otherwise it crosses nodes and the slowest link is cluster.inter.
+// A group of 1 "uses" intra. group_size and stride must be >= 1.
+bool group_crosses_nodes(const ClusterSpec& cluster, int group_size, int stride);
+const LinkSpec& link_for_group(const ClusterSpec& cluster, int group_size, int stride);
+// "intra" or "inter": the level key of ClusterSpec::collectives for that group.
+const char* link_level(const ClusterSpec& cluster, int group_size, int stride);
+
+// Alpha-beta ring time of collective c over n ranks on `link` for a full buffer of `bytes`. 0 when n == 1 or
+// bytes == 0; send_recv is one message of `bytes` for any n >= 2. Throws SpecError for a bandwidth <= 0.
+double ring_time(Collective c, int n, double bytes, const LinkSpec& link);
+double all_reduce_time(int n, double bytes, const LinkSpec& link);
+double all_gather_time(int n, double bytes, const LinkSpec& link);
+double reduce_scatter_time(int n, double bytes, const LinkSpec& link);
+double p2p_time(double bytes, const LinkSpec& link);
+
+// Time of collective c on a group (group_size, stride) of `cluster`: uses the calibrated fit
+// cluster.collectives[level][name] when present, else the alpha-beta ring over link_for_group().
+double collective_time(const ClusterSpec& cluster, Collective c, int group_size, int stride, double bytes);
+
+// The process groups of a plan, under the rank order of ParallelSpec: the intra-node dimension (tp or z)
+// innermost, then pp, then dp. size 1 means the dimension is absent.
+struct Group {
+  int size = 1;
+  int stride = 1;
+};
+Group tp_group(const ParallelSpec& parallel);    // size tp, stride 1
+Group zero_group(const ParallelSpec& parallel);  // size z, stride 1 (the intra-node ZeRO-3 group)
+Group pp_group(const ParallelSpec& parallel);    // size pp, stride tp*z; p2p neighbours are one stride apart
+Group dp_group(const ParallelSpec& parallel);    // size dp, stride tp*z*pp
+// All data-parallel replicas of a stage: z*dp GPUs (pure ZeRO-3, or DP across every replica). Its members
+// are not equally strided when both z and dp > 1: it is then reported as size z*dp, stride tp*pp, so that
+// size*stride is the block of ranks it occupies and group_crosses_nodes() answers as for the real group
+// (node sizes and group sizes powers of two). With dp == 1 it is zero_group().
+Group data_parallel_group(const ParallelSpec& parallel);
+
+}  // namespace zeropp::analytic

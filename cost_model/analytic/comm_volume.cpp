@@ -1,0 +1,169 @@
+#include "cost_model/analytic/comm_volume.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "cost_model/analytic/params.hpp"
+#include "cost_model/spec/error.hpp"
+
+namespace zeropp::analytic {
+
+double zeropp_elements_per_layer(int h, int B, int U, GradReduce mode) {
+  const double h2 = static_cast<double>(h) * h;
+  const double units = static_cast<double>(B) / U;
+  // A layer holds 12h^2 parameters: two gathers per unit, one reduce-scatter per unit or per micro-batch.
+  if (mode == GradReduce::per_unit) return 3.0 * 12.0 * h2 * units;
+  return 2.0 * 12.0 * h2 * units + 12.0 * h2 * B;
+}
+
+double tp_elements_per_layer(int B, int s, int b, int h) {
+  return 8.0 * B * static_cast<double>(s) * b * h;
+}
+
+int unit_count(int B, int U) {
+  if (B < 1) throw SpecError("parallel.micro_batches", fmt::format("parallel.micro_batches={} must be >= 1", B));
+  if (U < 1) throw SpecError("parallel.unit", fmt::format("parallel.unit={} must be >= 1", U));
+  return (B + U - 1) / U;
+}
+
+namespace {
+
+// (n-1)/n: the share of a ring all-gather's or reduce-scatter's buffer each GPU sends.
+double ring_share(int n) { return n > 1 ? static_cast<double>(n - 1) / n : 0.0; }
+
+bool is_zeropp(Strategy s) { return s == Strategy::zeropp_a || s == Strategy::zeropp_b; }
+
+// Everything in a plan's traffic that does not depend on the PP rank, worked out once: the rank only changes
+// how many parameters it holds (embedding on the first, head on the last), which edges of the TP and p2p
+// traffic it has, and whether it syncs a tied embedding. Every parameter-driven term is linear in Psi.
+struct PlanComm {
+  int p = 1, v = 1;
+  double layer_psi = 0, embedding_psi = 0, head_psi = 0;  // per TP rank
+  double tp_layers = 0;     // TP bytes of the rank's layers
+  double tp_edge = 0;       // TP bytes of the embedding (first rank) or the LM head (last rank)
+  double pp_per_send = 0;   // bytes of one send per micro-batch, all micro-batches
+  double zero_per_param = 0;
+  // ZeroPP keeps a rank's last chunk gathered from its last forward into its first backward of a unit (no
+  // chunk switch in between), so that chunk is gathered once per unit, not twice: its own factor.
+  double zero_last_chunk_per_param = 0;
+  double dp_per_param = 0;
+  double tied_sync = 0;     // bytes of the tied-embedding gradient all-reduce, first and last rank
+};
+
+PlanComm plan_comm(const Plan& plan) {
+  const ModelSpec& m = plan.model;
+  const ParallelSpec& par = plan.parallel;
+  const int p = par.pp, v = par.v, t = par.tp, B = par.micro_batches;
+  const double e = element_bytes(par.dtype);
+  const double bsh = static_cast<double>(par.micro_batch) * m.seq_len * m.hidden;
+  PlanComm c;
+  c.p = p;
+  c.v = v;
+  const StageParams first = rank_params(m, p, v, 0, t);
+  const StageParams last = rank_params(m, p, v, p - 1, t);
+  c.layer_psi = static_cast<double>(first.layers);
+  c.embedding_psi = static_cast<double>(first.embedding);
+  c.head_psi = static_cast<double>(last.head);
+
+  // Tensor parallelism: 4 all-reduces (or AG/RS pairs) of b*s*h per layer per micro-batch, 6 with full
+  // recompute; the vocabulary-parallel embedding (forward) and LM head input (backward) add one each.
+  if (t > 1) {
+    const double per_layer = (par.recompute == Recompute::full ? 12.0 : 8.0) * bsh;
+    const double scale = B * e * ring_share(t);
+    c.tp_layers = (m.layers / p) * per_layer * scale;
+    c.tp_edge = 2.0 * bsh * scale;
+  }
+
+  // Pipeline p2p: b*s*h/t per send (split over the TP ranks), every micro-batch.
+  if (p > 1) c.pp_per_send = (bsh / t) * e * B;
+
+  // Data-parallel and ZeRO traffic by strategy, per parameter held.
+  const int replicas = par.z * par.dp;  // data-parallel copies of this stage
+  int zero_group = par.z;
+  switch (par.strategy) {
+    case Strategy::three_d:
+    case Strategy::pp_zero1:
+      zero_group = replicas;
+      if (par.zero_stage >= 3) {
+        c.zero_per_param = 3.0 * B * e * ring_share(replicas);
+      } else {
+        c.dp_per_param = 2.0 * e * ring_share(replicas);
+      }
+      break;
+    case Strategy::zero3:
+      zero_group = replicas;
+      c.zero_per_param = 3.0 * B * e * ring_share(replicas);
+      break;
+    case Strategy::zero3_pp:
+    case Strategy::zeropp_a:
+    case Strategy::zeropp_b: {
+      const int z = par.z;
+      double gathers_and_reduces = 3.0 * B;  // naive: per micro-batch
+      double last_chunk = gathers_and_reduces;
+      if (is_zeropp(par.strategy)) {
+        const int units = unit_count(B, std::min(par.unit, B));
+        const double reduces = par.grad_reduce == GradReduce::per_unit ? units : B;
+        gathers_and_reduces = 2.0 * units + reduces;
+        last_chunk = 1.0 * units + reduces;
+      }
+      c.zero_per_param = gathers_and_reduces * e * ring_share(z);
+      c.zero_last_chunk_per_param = last_chunk * e * ring_share(z);
+      // Across nodes, each GPU's shard: all-reduce (hybrid A) or reduce-scatter + all-gather (hybrid B).
+      c.dp_per_param = 2.0 / z * e * ring_share(par.dp);
+      break;
+    }
+  }
+  if (!is_zeropp(par.strategy)) c.zero_last_chunk_per_param = c.zero_per_param;
+
+  // A tied embedding split over the first and last stage: Megatron all-reduces the two copies' gradients
+  // (2 ranks: each sends its buffer once), on the shard when ZeRO-3 splits it.
+  if (m.tied_embedding && p > 1) {
+    const bool sharded = par.strategy == Strategy::zero3 || par.strategy == Strategy::zero3_pp ||
+                         is_zeropp(par.strategy) || par.zero_stage >= 3;
+    c.tied_sync = static_cast<double>(m.vocab) * m.hidden / t / (sharded ? zero_group : 1) * e;
+  }
+  return c;
+}
+
+CommBytes rank_comm(const PlanComm& c, int r) {
+  const bool holds_first = r == 0;
+  const bool holds_last = r == c.p - 1;
+  const double psi = c.layer_psi + (holds_first ? c.embedding_psi : 0) + (holds_last ? c.head_psi : 0);
+  CommBytes out;
+  out.tp = c.tp_layers + (holds_first ? c.tp_edge : 0) + (holds_last ? c.tp_edge : 0);
+  // Each chunk sends its activation forward and its gradient back, except off the ends of the pipeline:
+  // virtual stage 0 (chunk 0 of rank 0) sends no gradient, stage p*v-1 (chunk v-1 of rank p-1) no activation.
+  const int sends = 2 * c.v - holds_first - holds_last;
+  out.pp = c.p > 1 ? sends * c.pp_per_send : 0;
+  // Layers spread evenly over the rank's v chunks; the embedding sits in chunk 0, the head in chunk v-1.
+  const double last_chunk_psi = c.layer_psi / c.v + (holds_first && c.v == 1 ? c.embedding_psi : 0) +
+                                (holds_last ? c.head_psi : 0);
+  out.zero = c.zero_per_param * (psi - last_chunk_psi) + c.zero_last_chunk_per_param * last_chunk_psi;
+  out.dp = c.dp_per_param * psi + (holds_first || holds_last ? c.tied_sync : 0);
+  out.total = out.tp + out.pp + out.dp + out.zero;
+  return out;
+}
+
+}  // namespace
+
+CommBytes comm_bytes(const Plan& plan, int pp_rank) {
+  if (pp_rank < 0 || pp_rank >= plan.parallel.pp) {
+    throw SpecError("parallel.pp", fmt::format("PP rank {} is outside [0, pp = {})", pp_rank, plan.parallel.pp));
+  }
+  return rank_comm(plan_comm(plan), pp_rank);
+}
+
+CommBytes comm_bytes(const Plan& plan) {
+  // The middle ranks are all alike; only the first and the last hold more (embedding, head) and send less.
+  const PlanComm c = plan_comm(plan);
+  CommBytes best = rank_comm(c, 0);
+  for (const int r : {c.p / 2, c.p - 1}) {
+    if (r <= 0) continue;
+    const CommBytes rc = rank_comm(c, r);
+    if (rc.total > best.total) best = rc;
+  }
+  return best;
+}
+
+}  // namespace zeropp::analytic

@@ -1,0 +1,104 @@
+#include "cost_model/analytic/criterion.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "cost_model/analytic/collectives.hpp"
+#include "cost_model/analytic/comm_volume.hpp"
+#include "cost_model/analytic/params.hpp"
+#include "cost_model/analytic/time_model.hpp"
+#include "cost_model/spec/error.hpp"
+
+namespace zeropp::analytic {
+
+namespace {
+
+void require_positive(long long value, const char* field) {
+  if (value < 1) throw SpecError(field, fmt::format("{}={} must be >= 1", field, value));
+}
+
+// Seconds of one layer, one micro-batch, on one GPU (F + B + W, no recompute) and of TP's collectives for it.
+struct LayerTimes {
+  double compute = 0;
+  double tp = 0;
+};
+
+LayerTimes layer_times(const ModelSpec& model, const ClusterSpec& cluster, int b, int tp, Dtype dtype) {
+  Plan plan;
+  plan.model = model;
+  plan.cluster = cluster;
+  plan.parallel.strategy = tp > 1 ? Strategy::three_d : Strategy::zeropp_b;
+  plan.parallel.tp = tp;
+  plan.parallel.micro_batch = b;
+  plan.parallel.dtype = dtype;
+  // One chunk of one layer: action_costs gives per-layer seconds when the model has a single layer.
+  plan.model.layers = 1;
+  const ActionCosts a = action_costs(plan);
+  return {a.f + a.b + a.w, a.tp_f + a.tp_b};
+}
+
+}  // namespace
+
+Criterion criterion(const CriterionInput& in) {
+  require_positive(in.hidden, "model.hidden");
+  require_positive(in.seq_len, "model.seq_len");
+  require_positive(in.micro_batch, "parallel.micro_batch");
+  require_positive(in.unit, "parallel.unit");
+  const double h = in.hidden, s = in.seq_len, b = in.micro_batch, U = in.unit;
+  constexpr double e = 2;  // 16-bit elements
+  Criterion c;
+  c.lhs = 2 * s * U * b;
+  c.rhs = 9 * h;
+  c.holds = c.lhs > c.rhs;
+  // Per micro-batch: comm_volume.hpp's per-iteration volume for one full unit (B = U), divided by U.
+  c.zeropp_bytes_per_layer = e * zeropp_elements_per_layer(in.hidden, in.unit, in.unit, GradReduce::per_unit) / U;
+  c.zeropp_per_w_bytes_per_layer = e * zeropp_elements_per_layer(in.hidden, in.unit, in.unit, GradReduce::per_w) / U;
+  c.tp_bytes_per_layer = e * tp_elements_per_layer(1, in.seq_len, in.micro_batch, in.hidden);
+  // Smallest integer U with 2sUb > 9h: floor(9h / (2sb)) + 1 (exact in integers).
+  const long long two_sb = 2LL * in.seq_len * in.micro_batch;
+  c.min_unit = 9LL * in.hidden / two_sb + 1;
+  // Per-W mode: 24h^2/U + 12h^2 < 8sbh  <=>  U > 24h^2 / (8sbh - 12h^2) = 6h / (2sb - 3h), when 2sb > 3h.
+  const long long denom = two_sb - 3LL * in.hidden;
+  if (denom > 0) c.min_unit_per_w = 6LL * in.hidden / denom + 1;
+  return c;
+}
+
+CriterionTime criterion_time(const ModelSpec& model, const ClusterSpec& cluster, int micro_batch, int unit,
+                             Dtype dtype, long long max_unit) {
+  require_positive(micro_batch, "parallel.micro_batch");
+  require_positive(unit, "parallel.unit");
+  const int g = cluster.gpus_per_node;
+  if (g < 2)
+    throw SpecError("cluster.gpus_per_node",
+                    fmt::format("cluster.gpus_per_node={}: the time-based criterion needs >= 2 GPUs per node", g));
+  CriterionTime r;
+  r.group = g;
+  // Same g GPUs, same tokens: under TP every GPU takes part in g micro-batches for each micro-batch of work a
+  // ZeroPP GPU does on its own, each with 1/g of the FLOPs.
+  const LayerTimes tp_layer = layer_times(model, cluster, micro_batch, g, dtype);
+  const LayerTimes own_layer = layer_times(model, cluster, micro_batch, 1, dtype);
+  const double layer_bytes = element_bytes(dtype) * static_cast<double>(params_per_layer(model));
+  const double comm = 2 * collective_time(cluster, Collective::all_gather, g, 1, layer_bytes) +
+                      collective_time(cluster, Collective::reduce_scatter, g, 1, layer_bytes);
+  r.zeropp_comm_s = comm;
+  auto evaluate = [&](long long U, double& compute, double& tp_exposed, double& zeropp_exposed) {
+    compute = static_cast<double>(U) * own_layer.compute;
+    tp_exposed = static_cast<double>(U) * g * tp_layer.tp;
+    zeropp_exposed = std::max(0.0, comm - compute);
+  };
+  evaluate(unit, r.compute_s, r.tp_exposed_s, r.zeropp_exposed_s);
+  r.holds = r.zeropp_exposed_s < r.tp_exposed_s;
+  // ZeroPP's exposure falls and TP's grows with U, so the first U that holds is the boundary.
+  for (long long U = 1; U <= max_unit; ++U) {
+    double compute, tp_exposed, zeropp_exposed;
+    evaluate(U, compute, tp_exposed, zeropp_exposed);
+    if (zeropp_exposed < tp_exposed) {
+      r.min_unit = U;
+      break;
+    }
+  }
+  return r;
+}
+
+}  // namespace zeropp::analytic

@@ -1,0 +1,277 @@
+#include "cost_model/analytic/memory.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "cost_model/analytic/params.hpp"
+#include "cost_model/spec/error.hpp"
+
+namespace zeropp::analytic {
+
+namespace {
+
+constexpr double kMaskBytes = 1;  // a dropout mask element
+
+// Adam's fp32 state per parameter: momentum and variance, plus an fp32 master copy when training in 16 bits.
+double optimizer_bytes_per_param(Dtype dtype) { return dtype == Dtype::fp32 ? 8 : 12; }
+
+bool has_dropout(const ModelSpec& model) { return model.mlp == MlpKind::gelu; }
+
+// Elements (or bytes per element-byte) of the tensors a layer stores for backward, per token, split into
+// what tensor parallelism replicates without SP and what it always splits; plus the s x s attention-score
+// tensors, per token and head. All in bytes for element size e.
+struct StoredPerToken {
+  double replicated = 0;  // norm inputs, norm outputs (QKV / MLP inputs), masks after row-parallel layers
+  double split = 0;       // Q, K, V, projection input, MLP intermediates
+  double scores = 0;      // per token per head, times s: softmax output, its dropout mask and output
+};
+
+StoredPerToken stored_per_token(const ModelSpec& model, double e) {
+  const double h = model.hidden;
+  const double q = static_cast<double>(model.kv_heads_or_heads()) * model.head_dim();
+  const double f = model.ffn();
+  const bool dropout = has_dropout(model);
+  StoredPerToken st;
+  st.replicated = 2 * e * h      // inputs of the two norms
+                  + e * h        // QKV input (first norm's output)
+                  + e * h;       // MLP input (second norm's output)
+  if (dropout) st.replicated += 2 * kMaskBytes * h;  // masks after the attention and MLP outputs
+  st.split = e * (h + q)   // Q and K, the inputs of Q K^T
+             + e * q       // V
+             + e * h;      // output-projection input
+  st.split += model.mlp == MlpKind::gelu ? 2 * e * f   // GeLU input, down-projection input
+                                         : 3 * e * f;  // gate output, up output, down-projection input
+  st.scores = dropout ? e + kMaskBytes + e  // softmax output, dropout mask, dropout output
+                      : e;                  // softmax output
+  return st;
+}
+
+void check_options(const ActivationOptions& o) {
+  if (o.b < 1) throw SpecError("parallel.micro_batch", fmt::format("parallel.micro_batch={} must be >= 1", o.b));
+  if (o.tp < 1) throw SpecError("parallel.tp", fmt::format("parallel.tp={} must be >= 1", o.tp));
+}
+
+}  // namespace
+
+ModelStateBytes zero_model_states(double psi, int zero_stage, int n, Dtype dtype) {
+  if (n < 1) throw SpecError("parallel.dp", fmt::format("data-parallel size {} must be >= 1", n));
+  const double e = element_bytes(dtype);
+  ModelStateBytes m{e * psi, e * psi, optimizer_bytes_per_param(dtype) * psi};
+  switch (zero_stage) {
+    case 3:
+      m.params /= n;
+      [[fallthrough]];
+    case 2:
+      m.grads /= n;
+      [[fallthrough]];
+    case 1:
+      m.optimizer /= n;
+      [[fallthrough]];
+    case 0:
+      return m;
+    default:
+      throw SpecError("parallel.zero_stage",
+                      fmt::format("parallel.zero_stage={} must be 0, 1, 2 or 3", zero_stage));
+  }
+}
+
+ModelStateBytes zeropp_model_states(double psi_stage, int z, int d, bool hybrid_b, Dtype dtype) {
+  if (z < 1) throw SpecError("parallel.z", fmt::format("parallel.z={} must be >= 1", z));
+  if (d < 1) throw SpecError("parallel.dp", fmt::format("parallel.dp={} must be >= 1", d));
+  // ZeRO-3 inside the node; across nodes the shard is replicated (A) or its optimizer states split (B).
+  ModelStateBytes m = zero_model_states(psi_stage, 3, z, dtype);
+  if (hybrid_b) m.optimizer /= d;
+  return m;
+}
+
+double activation_bytes_per_layer(const ModelSpec& model, const ActivationOptions& o) {
+  check_options(o);
+  const double e = element_bytes(o.dtype);
+  const double t = o.tp;
+  const double sb = static_cast<double>(model.seq_len) * o.b;
+  const bool sp = o.sequence_parallel && o.tp > 1;
+  if (o.recompute == Recompute::full) return sb * e * model.hidden / (sp ? t : 1.0);
+  const StoredPerToken st = stored_per_token(model, e);
+  double per_token = st.replicated / (sp ? t : 1.0) + st.split / t;
+  if (o.recompute == Recompute::none) per_token += st.scores * model.heads * model.seq_len / t;
+  return sb * per_token;
+}
+
+SplitActivation split_activation_bytes_per_layer(const ModelSpec& model, const ActivationOptions& o) {
+  check_options(o);
+  const double e = element_bytes(o.dtype);
+  const double t = o.tp;
+  const double sb = static_cast<double>(model.seq_len) * o.b;
+  const bool sp = o.sequence_parallel && o.tp > 1;
+  const double h = model.hidden;
+  const double q = static_cast<double>(model.kv_heads_or_heads()) * model.head_dim();
+  const double f = model.ffn();
+  const double n_up = model.mlp == MlpKind::swiglu ? 2 : 1;
+  // Each weight matmul's W needs its input and its output gradient. Without SP, TP replicates the inputs of
+  // the column-parallel layers (QKV, up) and the output gradients of the row-parallel ones (proj, down).
+  const double replicated = h      // QKV input
+                            + h    // projection output gradient
+                            + h    // up (and gate) input, shared
+                            + h;   // down output gradient
+  const double split = (h + 2 * q)  // QKV output gradient
+                       + h          // projection input
+                       + n_up * f   // up (and gate) output gradients
+                       + f;         // down input
+  SplitActivation a;
+  a.until_b = activation_bytes_per_layer(model, o);
+  a.until_w = sb * e * (replicated / (sp ? t : 1.0) + split / t);
+  return a;
+}
+
+double first_stage_extra_activation_bytes(const ModelSpec& model, const ActivationOptions& o) {
+  check_options(o);
+  if (!has_dropout(model)) return 0;
+  const bool sp = o.sequence_parallel && o.tp > 1;
+  return kMaskBytes * model.seq_len * o.b * static_cast<double>(model.hidden) / (sp ? o.tp : 1);
+}
+
+double last_stage_extra_activation_bytes(const ModelSpec& model, const ActivationOptions& o) {
+  check_options(o);
+  const double e = element_bytes(o.dtype);
+  const bool sp = o.sequence_parallel && o.tp > 1;
+  const double sb = static_cast<double>(model.seq_len) * o.b;
+  const double norm_and_head_inputs = 2 * e * sb * model.hidden / (sp ? o.tp : 1);
+  const double fp32_logits = 4.0 * sb * model.vocab / o.tp;
+  return norm_and_head_inputs + fp32_logits;
+}
+
+int in_flight_chunk_microbatches(ScheduleKind kind, int p, int v, int r, int B, int U) {
+  if (p < 1) throw SpecError("parallel.pp", fmt::format("parallel.pp={} must be >= 1", p));
+  if (v < 1) throw SpecError("parallel.v", fmt::format("parallel.v={} must be >= 1", v));
+  if (B < 1) throw SpecError("parallel.micro_batches", fmt::format("parallel.micro_batches={} must be >= 1", B));
+  if (U < 1) throw SpecError("parallel.unit", fmt::format("parallel.unit={} must be >= 1", U));
+  if (r < 0 || r >= p) throw SpecError("parallel.pp", fmt::format("PP rank {} is outside [0, pp = {})", r, p));
+  switch (kind) {
+    case ScheduleKind::gpipe:
+      return B * v;
+    case ScheduleKind::one_f_one_b:
+      return std::min(p - r, B) * v;
+    case ScheduleKind::interleaved:
+      return std::min((v - 1) * p + 2 * (p - 1 - r) + 1, B * v);
+    case ScheduleKind::bfs:
+      return B * v;
+    case ScheduleKind::zb_h1:
+      return std::min(p, B) * v;
+    case ScheduleKind::zb_h2:
+      return std::min(2 * p - 1, B) * v;
+    case ScheduleKind::zeropp: {
+      const int u = std::min(U, B);
+      return std::min(2 * (p - 1 - r) + (v - 1) * u + 1, u * v);
+    }
+  }
+  return B * v;
+}
+
+
+namespace {
+
+ModelStateBytes plan_model_states(const ParallelSpec& par, double psi) {
+  const int replicas = par.z * par.dp;
+  const Dtype d = par.dtype;
+  switch (par.strategy) {
+    case Strategy::three_d:
+    case Strategy::pp_zero1:
+      return zero_model_states(psi, par.zero_stage, replicas, d);
+    case Strategy::zero3:
+      return zero_model_states(psi, 3, replicas, d);
+    case Strategy::zeropp_a:
+      return zeropp_model_states(psi, par.z, par.dp, false, d);
+    case Strategy::zeropp_b:
+      return zeropp_model_states(psi, par.z, par.dp, true, d);
+    case Strategy::zero3_pp:
+      return zeropp_model_states(psi, par.z, par.dp, par.zero_stage > 0, d);
+  }
+  return zero_model_states(psi, par.zero_stage, replicas, d);
+}
+
+// Gathered parameters and unsharded gradients of the ZeRO-3 strategies (bytes, element size e).
+double plan_buffers(const Plan& plan, const StageParams& rank, double e) {
+  const ParallelSpec& par = plan.parallel;
+  const double psi = static_cast<double>(rank.total());
+  const double chunk = psi / par.v;
+  switch (par.strategy) {
+    case Strategy::zeropp_a:
+    case Strategy::zeropp_b:
+      // One chunk gathered at a time; per-unit reduction keeps every chunk's full gradient until the unit's
+      // reduce-scatter, per-W reduction only the chunk being reduced.
+      return e * chunk + e * (par.grad_reduce == GradReduce::per_unit ? psi : chunk);
+    case Strategy::zero3_pp:
+      return e * chunk + e * chunk;
+    case Strategy::zero3: {
+      // Layer-by-layer gather with one layer prefetched; the embedding is the largest unit when V > 12h.
+      const double unit = static_cast<double>(std::max<std::int64_t>(
+          layer_params_per_tp_rank(plan.model, par.tp).total(), std::max(rank.embedding, rank.head)));
+      return 2 * e * unit + e * unit;
+    }
+    case Strategy::three_d:
+    case Strategy::pp_zero1:
+      return 0;  // the full gradient buffer is the model state's `grads`
+  }
+  return 0;
+}
+
+}  // namespace
+
+namespace {
+
+// The rank-independent activation terms of a plan, worked out once.
+struct PlanActivations {
+  double per_chunk = 0;    // one chunk micro-batch: layers per chunk x bytes per layer
+  double first_extra = 0;  // per micro-batch on the first virtual stage
+  double last_extra = 0;   // per micro-batch on the last virtual stage
+};
+
+PlanActivations plan_activations(const Plan& plan) {
+  const ParallelSpec& par = plan.parallel;
+  const ActivationOptions opt{par.micro_batch, par.tp, par.sequence_parallel, par.recompute, par.dtype};
+  PlanActivations a;
+  a.per_chunk = layers_per_virtual_stage(plan.model, par.pp, par.v) * activation_bytes_per_layer(plan.model, opt);
+  a.first_extra = first_stage_extra_activation_bytes(plan.model, opt);
+  a.last_extra = last_stage_extra_activation_bytes(plan.model, opt);
+  return a;
+}
+
+MemoryBytes rank_memory(const Plan& plan, const PlanActivations& act, int pp_rank) {
+  const ParallelSpec& par = plan.parallel;
+  const int p = par.pp, v = par.v;
+  const StageParams rank = rank_params(plan.model, p, v, pp_rank, par.tp);
+
+  MemoryBytes mem;
+  const ModelStateBytes states = plan_model_states(par, static_cast<double>(rank.total()));
+  mem.params = states.params;
+  mem.grads = states.grads;
+  mem.optimizer = states.optimizer;
+
+  const int in_flight = in_flight_chunk_microbatches(par.schedule, p, v, pp_rank, par.micro_batches, par.unit);
+  mem.activations = in_flight * act.per_chunk;
+  // The first and the last chunk hold their extras for their share of the in-flight sets.
+  const double per_chunk_in_flight = static_cast<double>((in_flight + v - 1) / v);
+  if (pp_rank == 0) mem.activations += per_chunk_in_flight * act.first_extra;
+  if (pp_rank == p - 1) mem.activations += per_chunk_in_flight * act.last_extra;
+
+  mem.buffers = plan_buffers(plan, rank, element_bytes(par.dtype));
+  mem.peak = mem.params + mem.grads + mem.optimizer + mem.activations + mem.buffers;
+  return mem;
+}
+
+}  // namespace
+
+MemoryBytes memory_bytes(const Plan& plan, int pp_rank) { return rank_memory(plan, plan_activations(plan), pp_rank); }
+
+MemoryBytes memory_bytes(const Plan& plan) {
+  // Activations fall with the rank (or stay level), the embedding sits on the first rank and the head on the
+  // last: the peak is on the first or the last rank.
+  const PlanActivations act = plan_activations(plan);
+  const MemoryBytes first = rank_memory(plan, act, 0);
+  if (plan.parallel.pp == 1) return first;
+  const MemoryBytes last = rank_memory(plan, act, plan.parallel.pp - 1);
+  return last.peak > first.peak ? last : first;
+}
+
+}  // namespace zeropp::analytic

@@ -1,0 +1,153 @@
+#include "cost_model/analytic/params.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "cost_model/spec/error.hpp"
+
+namespace zeropp::analytic {
+
+int element_bytes(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::bf16:
+    case Dtype::fp16:
+      return 2;
+    case Dtype::fp32:
+      return 4;
+  }
+  throw SpecError("parallel.dtype", "unknown dtype");
+}
+
+bool has_biases(const ModelSpec& model) { return model.mlp == MlpKind::gelu; }
+
+namespace {
+
+// Width of the K (or V) projection: kv_heads * head_dim (= h for multi-head attention).
+std::int64_t kv_width(const ModelSpec& model) {
+  return static_cast<std::int64_t>(model.kv_heads_or_heads()) * model.head_dim();
+}
+
+// Weights of one norm: LayerNorm has a scale and a shift, RMSNorm a scale only.
+std::int64_t norm_params(const ModelSpec& model) {
+  return (has_biases(model) ? 2 : 1) * static_cast<std::int64_t>(model.hidden);
+}
+
+int up_matrices(const ModelSpec& model) { return model.mlp == MlpKind::swiglu ? 2 : 1; }
+
+// One TP rank's slice of the vocabulary-parallel word embedding: ceil(V/tp) rows (the last rank's slice is
+// padded, as Megatron pads the vocabulary).
+std::int64_t word_embedding_slice(const ModelSpec& model, int tp) {
+  return static_cast<std::int64_t>((model.vocab + tp - 1) / tp) * model.hidden;
+}
+
+}  // namespace
+
+LayerParams layer_params(const ModelSpec& model) { return layer_params_per_tp_rank(model, 1); }
+
+std::int64_t params_per_layer(const ModelSpec& model) { return layer_params(model).total(); }
+
+LayerParams layer_params_per_tp_rank(const ModelSpec& model, int tp) {
+  if (tp < 1 || model.heads % tp != 0 || model.kv_heads_or_heads() % tp != 0 || model.ffn() % tp != 0) {
+    throw SpecError("parallel.tp",
+                    fmt::format("parallel.tp={} must be >= 1 and divide model.heads={}, the kv heads ({}) and "
+                                "the ffn hidden size ({})",
+                                tp, model.heads, model.kv_heads_or_heads(), model.ffn()));
+  }
+  const std::int64_t h = model.hidden;
+  const std::int64_t q = kv_width(model);
+  const std::int64_t f = model.ffn();
+  const bool bias = has_biases(model);
+  LayerParams p;
+  // Column-parallel QKV (h -> h + 2q) and row-parallel output projection (h -> h).
+  p.attention = (h * (h + 2 * q) + h * h) / tp;
+  if (bias) p.attention += (h + 2 * q) / tp + h;
+  // Column-parallel up (and gate) h -> f, row-parallel down f -> h.
+  p.mlp = (up_matrices(model) * h * f + f * h) / tp;
+  if (bias) p.mlp += up_matrices(model) * f / tp + h;
+  p.norms = 2 * norm_params(model);
+  return p;
+}
+
+std::int64_t word_embedding_params(const ModelSpec& model) {
+  return static_cast<std::int64_t>(model.vocab) * model.hidden;
+}
+
+std::int64_t position_embedding_params(const ModelSpec& model) {
+  return model.learned_positions ? static_cast<std::int64_t>(model.seq_len) * model.hidden : 0;
+}
+
+std::int64_t embedding_params(const ModelSpec& model) {
+  return word_embedding_params(model) + position_embedding_params(model);
+}
+
+std::int64_t final_norm_params(const ModelSpec& model) { return norm_params(model); }
+
+std::int64_t lm_head_params(const ModelSpec& model) {
+  return model.tied_embedding ? 0 : word_embedding_params(model);
+}
+
+std::int64_t total_params(const ModelSpec& model) {
+  return model.layers * params_per_layer(model) + embedding_params(model) + final_norm_params(model) +
+         lm_head_params(model);
+}
+
+int layers_per_virtual_stage(const ModelSpec& model, int pp, int v) {
+  if (pp < 1 || v < 1 || model.layers % (pp * v) != 0) {
+    throw SpecError("parallel.pp",
+                    fmt::format("parallel.pp={} x parallel.v={} must be >= 1 and divide model.layers={}", pp, v,
+                                model.layers));
+  }
+  return model.layers / (pp * v);
+}
+
+namespace {
+
+// The first virtual stage's embedding: vocabulary-parallel word embedding (split over tp), replicated positions.
+std::int64_t first_stage_embedding(const ModelSpec& model, int tp) {
+  return word_embedding_slice(model, tp) + position_embedding_params(model);
+}
+
+// The last virtual stage's final norm and LM head. An untied head always lives there; a tied one needs its own
+// copy when the embedding is on another rank (pp > 1).
+std::int64_t last_stage_head(const ModelSpec& model, int pp, int tp) {
+  const bool tied_copy = model.tied_embedding && pp > 1;
+  return final_norm_params(model) + (!model.tied_embedding || tied_copy ? word_embedding_slice(model, tp) : 0);
+}
+
+}  // namespace
+
+StageParams virtual_stage_params(const ModelSpec& model, int pp, int v, int virtual_stage, int tp) {
+  const int per_stage = layers_per_virtual_stage(model, pp, v);
+  const int stages = pp * v;
+  if (virtual_stage < 0 || virtual_stage >= stages) {
+    throw SpecError("parallel.pp", fmt::format("virtual stage {} is outside [0, pp*v = {})", virtual_stage,
+                                               stages));
+  }
+  StageParams s;
+  s.layers = per_stage * layer_params_per_tp_rank(model, tp).total();
+  if (virtual_stage == 0) s.embedding = first_stage_embedding(model, tp);
+  if (virtual_stage == stages - 1) s.head = last_stage_head(model, pp, tp);
+  return s;
+}
+
+StageParams rank_params(const ModelSpec& model, int pp, int v, int pp_rank, int tp) {
+  if (pp_rank < 0 || pp_rank >= pp) {
+    throw SpecError("parallel.pp", fmt::format("PP rank {} is outside [0, pp = {})", pp_rank, pp));
+  }
+  // Rank r holds virtual stages c*pp + r: v chunks of layers; stage 0 (the embedding) is chunk 0 of rank 0
+  // and stage pp*v-1 (the head) is chunk v-1 of rank pp-1. Same as summing virtual_stage_params over chunks.
+  StageParams sum;
+  sum.layers = static_cast<std::int64_t>(v) * layers_per_virtual_stage(model, pp, v) *
+               layer_params_per_tp_rank(model, tp).total();
+  if (pp_rank == 0) sum.embedding = first_stage_embedding(model, tp);
+  if (pp_rank == pp - 1) sum.head = last_stage_head(model, pp, tp);
+  return sum;
+}
+
+std::int64_t max_rank_params(const ModelSpec& model, int pp, int v, int tp) {
+  // Only the first and the last rank hold more than layers.
+  return std::max(rank_params(model, pp, v, 0, tp).total(), rank_params(model, pp, v, pp - 1, tp).total());
+}
+
+}  // namespace zeropp::analytic

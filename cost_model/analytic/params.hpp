@@ -1,0 +1,74 @@
+#pragma once
+// Parameter counts of a transformer (GPT or Llama style) per layer, per pipeline stage and in total.
+//
+// Per layer, with q = kv_heads * head_dim (q = h for multi-head attention) and f = ffn hidden:
+//   attention  2h^2 (Q and output projections) + 2hq (K and V)      [+ biases h + 2q (QKV) + h (output)]
+//   MLP        gelu: 2hf (up, down)   swiglu: 3hf (gate, up, down) [+ biases f + h, gelu only]
+//   norms      gelu: two LayerNorms, 2 x 2h (weight and bias)       swiglu: two RMSNorms, 2 x h
+// Bias presence follows the MLP kind: GPT (gelu) has biases everywhere, Llama (swiglu) has none. For GPT with
+// f = 4h this is the familiar 12h^2 + 13h.
+// Outside the layers: word embedding V*h (+ s*h learned positions), the final norm (2h or h), and an LM head
+// V*h only when the embedding is untied.
+#include <cstdint>
+
+#include "cost_model/spec/model_spec.hpp"
+#include "cost_model/spec/parallel_spec.hpp"
+
+namespace zeropp::analytic {
+
+// Bytes of one element of the given training dtype (bf16/fp16: 2, fp32: 4).
+int element_bytes(Dtype dtype);
+
+// True for GPT-style layers (gelu MLP): linear biases and LayerNorm biases. False for Llama-style (swiglu).
+bool has_biases(const ModelSpec& model);
+
+struct LayerParams {
+  std::int64_t attention = 0;  // QKV and output projections with their biases
+  std::int64_t mlp = 0;        // up (and gate) and down projections with their biases
+  std::int64_t norms = 0;      // the two pre-norms of the block
+  std::int64_t total() const { return attention + mlp + norms; }
+};
+
+// One transformer layer, all tensor-parallel ranks together.
+LayerParams layer_params(const ModelSpec& model);
+std::int64_t params_per_layer(const ModelSpec& model);
+
+// One layer as held by ONE tensor-parallel rank (Megatron column/row-parallel split): weight matrices and
+// column-parallel biases (QKV, MLP up/gate) are divided by tp; row-parallel biases (output, down) and norms
+// are replicated. tp must divide heads, kv heads and ffn (throws SpecError("parallel.tp", ...)).
+LayerParams layer_params_per_tp_rank(const ModelSpec& model, int tp);
+
+std::int64_t word_embedding_params(const ModelSpec& model);      // V*h
+std::int64_t position_embedding_params(const ModelSpec& model);  // s*h when learned, else 0
+std::int64_t embedding_params(const ModelSpec& model);           // word + position
+std::int64_t final_norm_params(const ModelSpec& model);          // 2h (LayerNorm) or h (RMSNorm)
+std::int64_t lm_head_params(const ModelSpec& model);             // V*h when untied, else 0 (shares the embedding)
+// Unique parameters of the model: L layers + embedding + final norm + untied head. A tied head counts once.
+std::int64_t total_params(const ModelSpec& model);
+
+// Parameters held by one pipeline (virtual) stage. Layers are split evenly: L/(pp*v) per virtual stage.
+// The first virtual stage (0) holds the embedding; the last (pp*v-1) holds the final norm and the LM head.
+// Tied embedding: with pp > 1 the last stage sits on another rank than the embedding and holds its own copy
+// of the word embedding for the LM head (Megatron keeps the two in sync with an all-reduce of their
+// gradients), so `head` includes V*h there; with pp == 1 the head reuses the embedding and adds nothing.
+// total_params() counts the tied matrix once; stage/rank counts include the copy because it costs memory.
+struct StageParams {
+  std::int64_t layers = 0;     // transformer layers on this stage
+  std::int64_t embedding = 0;  // word (+ position) embedding, first virtual stage only
+  std::int64_t head = 0;       // final norm + LM head (or the tied copy), last virtual stage only
+  std::int64_t total() const { return layers + embedding + head; }
+};
+
+// L/(pp*v); throws SpecError("parallel.pp", ...) when pp*v does not divide the layers or is < 1.
+int layers_per_virtual_stage(const ModelSpec& model, int pp, int v);
+
+// Virtual stage vs in [0, pp*v), i.e. chunk c of PP rank r is vs = c*pp + r. With tp > 1 the counts are per
+// tensor-parallel rank (layers via layer_params_per_tp_rank, word embedding and head vocabulary-parallel:
+// /tp; position table and final norm replicated).
+StageParams virtual_stage_params(const ModelSpec& model, int pp, int v, int virtual_stage, int tp = 1);
+// Sum over the v chunks of PP rank r (0 <= r < pp).
+StageParams rank_params(const ModelSpec& model, int pp, int v, int pp_rank, int tp = 1);
+// The largest rank_params(...).total() over all PP ranks (the first or the last rank).
+std::int64_t max_rank_params(const ModelSpec& model, int pp, int v, int tp = 1);
+
+}  // namespace zeropp::analytic

@@ -1,0 +1,335 @@
+#include "cost_model/analytic/time_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "cost_model/analytic/collectives.hpp"
+#include "cost_model/analytic/comm_volume.hpp"
+#include "cost_model/analytic/flops.hpp"
+#include "cost_model/analytic/params.hpp"
+#include "cost_model/spec/error.hpp"
+
+namespace zeropp::analytic {
+
+namespace {
+
+constexpr double kMaskBytes = 1;  // a dropout mask element
+
+bool has_dropout(const ModelSpec& model) { return model.mlp == MlpKind::gelu; }
+
+// Kernel traffic of one layer split by what it scales with: per token (norms, residual adds, activation) and the
+// s x s attention tensor. Forward and backward are counted kernel by kernel (bytes read + written):
+//   norm           forward read x, write y: 2e per element;  backward read x and dy, write dx: 3e
+//   bias-dropout-add (GPT)  forward read output and residual, write sum and mask: 3e + 1;
+//                  backward read dy and mask, write dx: 2e + 1 (Llama has no dropout: a plain add, no backward kernel)
+//   activation     gelu forward read, write f: 2e; backward read x and dy, write dx: 3e;
+//                  swiglu forward read gate and up, write: 3e; backward read gate, up, dy, write both grads: 5e
+//   attention, per score (s x s per head)
+//     forward      QK^T writes e, softmax reads and writes 2e, dropout reads, writes and stores a mask 2e + 1,
+//                  the context GEMM reads e: 6e + 1 (no dropout: 4e)
+//     backward     dP written by a GEMM e, dropout backward 2e + 1, softmax backward reads y and dy and writes 3e,
+//                  dQ and dK GEMMs read dS 2e, dV's GEMM reads P e: 9e + 1 (no dropout: 7e)
+struct KernelBytes {
+  double tokens_fwd = 0, attention_fwd = 0;
+  double tokens_bwd = 0, attention_bwd = 0;
+};
+
+KernelBytes layer_kernel_bytes(const ModelSpec& model, int b, int tp, bool sp, Dtype dtype) {
+  const double e = element_bytes(dtype);
+  const double t = tp;
+  const double bs = static_cast<double>(b) * model.seq_len;
+  const double h = model.hidden, f = model.ffn();
+  const bool dropout = has_dropout(model);
+  const bool gelu = model.mlp == MlpKind::gelu;
+  // Replicated over TP without SP: the two norms and the two residual adds. Split over TP: the activation.
+  const double rep_fwd = 2 * (2 * e * h) + (dropout ? 2 * (3 * e * h + kMaskBytes * h) : 2 * (3 * e * h));
+  const double rep_bwd = 2 * (3 * e * h) + (dropout ? 2 * (2 * e * h + kMaskBytes * h) : 0);
+  const double split_fwd = gelu ? 2 * e * f : 3 * e * f;
+  const double split_bwd = gelu ? 3 * e * f : 5 * e * f;
+  const double rep_share = sp ? t : 1.0;
+  KernelBytes k;
+  k.tokens_fwd = bs * (rep_fwd / rep_share + split_fwd / t);
+  k.tokens_bwd = bs * (rep_bwd / rep_share + split_bwd / t);
+  const double scores = bs * model.seq_len * (static_cast<double>(model.heads) / t);
+  k.attention_fwd = scores * (dropout ? 6 * e + kMaskBytes : 4 * e);
+  k.attention_bwd = scores * (dropout ? 9 * e + kMaskBytes : 7 * e);
+  return k;
+}
+
+// Seconds of the given GEMMs (each of `count` identical GEMMs run `times` times).
+double gemm_seconds(const ClusterSpec& c, Dtype dtype, double peak, const Gemm& g, double times = 1) {
+  if (g.count <= 0 || g.flops_each() <= 0) return 0;
+  return times * g.flops() / (peak * gemm_efficiency(c, dtype, g.flops_each()));
+}
+
+// Collective time of the TP exchanges of one layer pass (two per pass: after attention and after the MLP).
+double tp_pass_seconds(const Plan& plan, double bytes) {
+  const ParallelSpec& par = plan.parallel;
+  if (par.tp <= 1) return 0;
+  const Group g = tp_group(par);
+  if (par.sequence_parallel)
+    return collective_time(plan.cluster, Collective::all_gather, g.size, g.stride, bytes) +
+           collective_time(plan.cluster, Collective::reduce_scatter, g.size, g.stride, bytes);
+  return collective_time(plan.cluster, Collective::all_reduce, g.size, g.stride, bytes);
+}
+
+bool is_zeropp(Strategy s) { return s == Strategy::zeropp_a || s == Strategy::zeropp_b; }
+
+// Number of GPUs that share one copy of the optimizer states.
+int optimizer_shards(const ParallelSpec& par) {
+  switch (par.strategy) {
+    case Strategy::three_d:
+    case Strategy::pp_zero1:
+      return par.zero_stage >= 1 ? par.z * par.dp : 1;
+    case Strategy::zero3:
+    case Strategy::zeropp_b:
+      return par.z * par.dp;
+    case Strategy::zeropp_a:
+      return par.z;
+    case Strategy::zero3_pp:
+      return par.zero_stage >= 1 ? par.z * par.dp : par.z;
+  }
+  return 1;
+}
+
+}  // namespace
+
+double gemm_efficiency(const ClusterSpec& cluster, Dtype dtype, double flops) {
+  const auto it = cluster.gemm_table.find(dtype);
+  if (it == cluster.gemm_table.end() || it->second.empty()) return cluster.gemm_efficiency;
+  const auto& pts = it->second;
+  if (flops <= pts.front().flops) return pts.front().efficiency;
+  if (flops >= pts.back().flops) return pts.back().efficiency;
+  // Points are in increasing flops (validated): interpolate linearly in log(flops).
+  const auto hi = std::upper_bound(pts.begin(), pts.end(), flops,
+                                   [](double x, const GemmEfficiencyPoint& p) { return x < p.flops; });
+  const auto lo = hi - 1;
+  const double x = std::log(flops), x0 = std::log(lo->flops), x1 = std::log(hi->flops);
+  return lo->efficiency + (hi->efficiency - lo->efficiency) * (x - x0) / (x1 - x0);
+}
+
+double layer_forward_kernel_bytes(const ModelSpec& model, int b, int tp, bool sequence_parallel, Dtype dtype) {
+  const KernelBytes k = layer_kernel_bytes(model, b, tp, sequence_parallel, dtype);
+  return k.tokens_fwd + k.attention_fwd;
+}
+
+double layer_backward_kernel_bytes(const ModelSpec& model, int b, int tp, bool sequence_parallel, Dtype dtype) {
+  const KernelBytes k = layer_kernel_bytes(model, b, tp, sequence_parallel, dtype);
+  return k.tokens_bwd + k.attention_bwd;
+}
+
+double adam_bytes_per_param(Dtype dtype) { return 4 * 4 + 3 * 4 + element_bytes(dtype); }
+
+ActionCosts action_costs(const Plan& plan) {
+  const ModelSpec& m = plan.model;
+  const ClusterSpec& c = plan.cluster;
+  const ParallelSpec& par = plan.parallel;
+  const int b = par.micro_batch, t = par.tp;
+  const double e = element_bytes(par.dtype);
+  const double peak = c.peak(par.dtype);
+  const double hbm = c.memory_bandwidth;
+  auto mem_seconds = [hbm](double bytes) { return hbm > 0 ? bytes / hbm : 0.0; };
+
+  ActionCosts a;
+  const int lc = layers_per_virtual_stage(m, par.pp, par.v);
+  a.layers_per_chunk = lc;
+
+  // One layer, one micro-batch, one GPU.
+  const LayerGemms g = layer_gemms(m, b, t);
+  double weight_s = 0, attention_s = 0;
+  for (int i : {LayerGemms::qkv, LayerGemms::proj, LayerGemms::up, LayerGemms::down})
+    weight_s += gemm_seconds(c, par.dtype, peak, g.gemm[i]);
+  for (int i : {LayerGemms::scores, LayerGemms::context}) attention_s += gemm_seconds(c, par.dtype, peak, g.gemm[i]);
+  const KernelBytes k = layer_kernel_bytes(m, b, t, par.sequence_parallel, par.dtype);
+  const double fwd_kernels = mem_seconds(k.tokens_fwd + k.attention_fwd);
+  const double bwd_kernels = mem_seconds(k.tokens_bwd + k.attention_bwd);
+  const double layer_f = weight_s + attention_s + fwd_kernels;
+  const double layer_b = weight_s + 2 * attention_s + bwd_kernels;
+  const double layer_w = weight_s;
+  double layer_rc = 0;
+  if (par.recompute == Recompute::full) layer_rc = layer_f;
+  if (par.recompute == Recompute::selective) layer_rc = attention_s + mem_seconds(k.attention_fwd);
+
+  const double act_bytes = static_cast<double>(b) * m.seq_len * m.hidden * e;  // b*s*h, full buffer
+  const double tp_pass = tp_pass_seconds(plan, act_bytes);
+  a.f = lc * layer_f;
+  a.b = lc * layer_b;
+  a.w = lc * layer_w;
+  a.recompute = lc * layer_rc;
+  a.tp_f = lc * 2 * tp_pass;
+  a.tp_b = lc * 2 * tp_pass;
+  a.tp_recompute = par.recompute == Recompute::full ? a.tp_f : 0;
+
+  // LM head: logits GEMM over the vocabulary shard; final norm (forward 2e, backward 3e per element) and the
+  // fp32 cross-entropy (forward read logits, write fp32 probabilities; backward read them, write the gradient).
+  const Gemm head{static_cast<double>(b) * m.seq_len, static_cast<double>(m.vocab) / t, static_cast<double>(m.hidden), 1};
+  const double head_gemm = gemm_seconds(c, par.dtype, peak, head);
+  const double tokens = static_cast<double>(b) * m.seq_len;
+  const double norm_share = par.sequence_parallel ? t : 1;
+  const double logits = static_cast<double>(m.vocab) / t;
+  a.head_f = head_gemm + mem_seconds(tokens * (2 * e * m.hidden / norm_share + (e + 4) * logits));
+  a.head_b = head_gemm + mem_seconds(tokens * (3 * e * m.hidden / norm_share + (4 + e) * logits));
+  a.head_w = head_gemm;
+  if (t > 1) {
+    const Group tg = tp_group(par);
+    // SP gathers the final norm's output before the head; the head's input gradient is all-reduced
+    // (reduce-scattered with SP). The vocabulary-parallel embedding all-reduces (reduce-scatters) its output.
+    const Collective back = par.sequence_parallel ? Collective::reduce_scatter : Collective::all_reduce;
+    a.head_tp_f = par.sequence_parallel ? collective_time(c, Collective::all_gather, tg.size, tg.stride, act_bytes) : 0;
+    a.head_tp_b = collective_time(c, back, tg.size, tg.stride, act_bytes);
+    a.embed_tp_f = collective_time(c, back, tg.size, tg.stride, act_bytes);
+  }
+
+  if (par.pp > 1) {
+    const Group pg = pp_group(par);
+    // Megatron's scatter-gather: each TP rank sends 1/t of the activation, then the receivers all-gather it
+    // over NVLink (with SP the activation stays split and needs no gather).
+    a.p2p = collective_time(c, Collective::send_recv, pg.size, pg.stride, act_bytes / t);
+    if (t > 1 && !par.sequence_parallel) {
+      const Group tg = tp_group(par);
+      a.p2p += collective_time(c, Collective::all_gather, tg.size, tg.stride, act_bytes);
+    }
+  }
+
+  // ZeRO-3 gathers and reduce-scatters.
+  if (par.strategy == Strategy::zero3) {
+    const Group dg = data_parallel_group(par);
+    const double bytes = e * static_cast<double>(rank_params(m, 1, 1, 0, t).total());
+    a.gather = collective_time(c, Collective::all_gather, dg.size, dg.stride, bytes);
+    a.reduce_scatter = collective_time(c, Collective::reduce_scatter, dg.size, dg.stride, bytes);
+  } else if (par.z > 1 && (is_zeropp(par.strategy) || par.strategy == Strategy::zero3_pp)) {
+    const Group zg = zero_group(par);
+    // A regular chunk: its layers (the embedding and head of the end stages are not counted here).
+    const double bytes = e * static_cast<double>(lc) * static_cast<double>(layer_params_per_tp_rank(m, t).total());
+    a.gather = collective_time(c, Collective::all_gather, zg.size, zg.stride, bytes);
+    a.reduce_scatter = collective_time(c, Collective::reduce_scatter, zg.size, zg.stride, bytes);
+  }
+
+  // Data-parallel gradient sync of the largest PP rank's parameters (per GPU shard for ZeroPP).
+  const double psi = static_cast<double>(max_rank_params(m, par.pp, par.v, t));
+  bool sharded_dp = false;
+  Group dg{1, 1};
+  double dp_bytes = 0;
+  switch (par.strategy) {
+    case Strategy::three_d:
+    case Strategy::pp_zero1:
+      dg = data_parallel_group(par);
+      dp_bytes = e * psi;
+      sharded_dp = par.zero_stage >= 1;
+      break;
+    case Strategy::zeropp_a:
+    case Strategy::zeropp_b:
+    case Strategy::zero3_pp:
+      dg = dp_group(par);
+      dp_bytes = e * psi / par.z;
+      sharded_dp = par.strategy == Strategy::zeropp_b || (par.strategy == Strategy::zero3_pp && par.zero_stage > 0);
+      break;
+    case Strategy::zero3:
+      break;  // gradients are reduce-scattered per micro-batch in the ZeRO-3 group
+  }
+  if (dg.size > 1) {
+    if (sharded_dp) {
+      a.dp_sync = collective_time(c, Collective::reduce_scatter, dg.size, dg.stride, dp_bytes);
+      a.dp_after_step = collective_time(c, Collective::all_gather, dg.size, dg.stride, dp_bytes);
+    } else {
+      a.dp_sync = collective_time(c, Collective::all_reduce, dg.size, dg.stride, dp_bytes);
+    }
+  }
+  if (par.pp > 1 && m.tied_embedding) {
+    // The first and the last stage hold copies of the word embedding and all-reduce their gradients.
+    const double shard = (is_zeropp(par.strategy) || par.strategy == Strategy::zero3_pp) ? par.z : 1;
+    const double bytes = e * static_cast<double>(word_embedding_params(m)) / t / shard;
+    a.embedding_sync = collective_time(c, Collective::all_reduce, 2, par.tp * par.z * (par.pp - 1), bytes);
+  }
+  a.opt_step = mem_seconds(adam_bytes_per_param(par.dtype) * psi / optimizer_shards(par));
+  return a;
+}
+
+double bubble_time(ScheduleKind kind, int p, int v, int B, int U, double F, double Bx, double W) {
+  if (p < 1 || v < 1 || B < 1 || U < 0)
+    throw SpecError("parallel", fmt::format("bubble_time: p={}, v={}, B={}, U={} must be >= 1", p, v, B, U));
+  const double fill = p - 1;
+  switch (kind) {
+    case ScheduleKind::gpipe:
+    case ScheduleKind::one_f_one_b:
+      return fill * (F + Bx + W);
+    case ScheduleKind::interleaved:
+    case ScheduleKind::bfs:
+      return fill * (F + Bx + W) / v;
+    case ScheduleKind::zb_h1:
+      return std::max(0.0, fill * (F + Bx - W));
+    case ScheduleKind::zb_h2:
+      return std::max(0.0, fill * (F + Bx - 2 * W));
+    case ScheduleKind::zeropp:
+      return unit_count(B, U > 0 ? std::min(U, B) : B) * std::max(0.0, fill * (F + Bx - W)) / v;
+  }
+  return 0;
+}
+
+PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a, const TimeOptions& options) {
+  const ParallelSpec& par = plan.parallel;
+  const int p = par.pp, v = par.v, m = par.micro_batches;
+  const int U = std::min(par.unit > 0 ? par.unit : m, m);
+  const double p2p_f = p > 1 ? a.p2p : 0, p2p_b = p > 1 ? a.p2p : 0;
+
+  // One micro-batch through one rank's v chunks.
+  const double compute_regular = v * (a.f + a.b + a.w + a.recompute);
+  const double tp_regular = v * (a.tp_f + a.tp_b + a.tp_recompute);
+  const double pp_regular = v * (p2p_f + p2p_b);
+  // The end ranks: the last holds the head, the first the embedding (the same rank when p == 1).
+  const double last_compute = compute_regular + a.head_f + a.head_b + a.head_w;
+  const double last_tp = tp_regular + a.head_tp_f + a.head_tp_b + (p == 1 ? a.embed_tp_f : 0);
+  const double first_tp = tp_regular + a.embed_tp_f;
+  double slow_compute = last_compute, slow_tp = last_tp;
+  if (p > 1 && compute_regular + first_tp > last_compute + last_tp) {
+    slow_compute = compute_regular;
+    slow_tp = first_tp;
+  }
+
+  PipelineTiming r;
+  r.compute = m * slow_compute + a.opt_step;
+  r.tp_exposed = m * slow_tp;
+  r.pp_exposed = m * pp_regular;
+
+  const double F = v * (a.f + a.tp_f + p2p_f);
+  const double Bx = v * (a.b + a.recompute + a.tp_b + a.tp_recompute + p2p_b);
+  const double W = v * a.w;
+  r.bubble = p > 1 ? bubble_time(par.schedule, p, v, m, U, F, Bx, W) : 0;
+
+  // ZeRO-3 exposure under the prefetch rule.
+  if (a.gather > 0 || a.reduce_scatter > 0) {
+    const double fwd = a.f + a.tp_f, bwd = a.b + a.recompute + a.w + a.tp_b + a.tp_recompute;
+    if (par.strategy == Strategy::zero3) {
+      // Layer by layer, every micro-batch: gather layer l+1 during layer l's forward; gather layer l-1 and
+      // reduce-scatter layer l+1 during layer l's backward.
+      const double L = a.layers_per_chunk;
+      const double g = a.gather / L, rs = a.reduce_scatter / L, fl = fwd / L, bl = bwd / L;
+      r.zero_exposed = g + rs + m * L * (std::max(0.0, g - fl) + std::max(0.0, g + rs - bl));
+    } else if (par.strategy == Strategy::zero3_pp) {
+      // Gather before every F and B of a chunk, reduce-scatter after its W; prefetched during the previous one.
+      const double n = static_cast<double>(m) * v;
+      r.zero_exposed = a.gather + a.reduce_scatter +
+                       n * (std::max(0.0, a.gather - fwd) + std::max(0.0, a.gather + a.reduce_scatter - bwd));
+    } else {
+      // ZeroPP: per unit, one forward phase and one backward phase per chunk, each U micro-batches long.
+      const double units = unit_count(m, U);
+      const double rs_in_phase = par.grad_reduce == GradReduce::per_w ? U * a.reduce_scatter : a.reduce_scatter;
+      const double phases = units * v;
+      r.zero_exposed = a.gather + a.reduce_scatter + (phases - 1) * std::max(0.0, a.gather - U * fwd) +
+                       phases * std::max(0.0, a.gather + rs_in_phase - U * bwd);
+    }
+  }
+
+  // Data-parallel sync: overlaps the last micro-batch's backward through the rank's chunks.
+  const double window = v * (a.b + a.recompute + a.w);
+  r.dp_exposed = (options.overlap_dp_sync ? std::max(0.0, a.dp_sync - window) : a.dp_sync) + a.dp_after_step +
+                 a.embedding_sync;
+
+  r.comm_exposed = r.tp_exposed + r.pp_exposed + r.zero_exposed + r.dp_exposed;
+  r.iteration = r.compute + r.comm_exposed + r.bubble;
+  return r;
+}
+
+}  // namespace zeropp::analytic

@@ -1,0 +1,98 @@
+#pragma once
+// Iteration time in closed form: compute + exposed communication + pipeline bubble, with explicit overlap rules.
+//
+// Two layers, so that the schedule simulator (cost_model/simulate) can replace the second:
+//   1. action_costs(plan): seconds of every action kind on one GPU (one chunk, one micro-batch), from the FLOPs,
+//      the GEMM efficiency, the memory-bound kernels' bytes over HBM bandwidth and the alpha-beta collectives.
+//      This is the cost table the simulator consumes.
+//   2. closed_form_timing(plan, costs): the textbook combination of those costs for uniform stages.
+//
+// Compute of an action = sum over its GEMMs of FLOPs / (peak(dtype) * efficiency(GEMM)), efficiency from
+// cluster.gemm_table (piecewise-linear in log FLOPs of one GEMM, clamped) when given, else
+// cluster.gemm_efficiency; plus the memory-bound kernels (layer norms, softmax, dropout, activation, bias and
+// residual adds; unfused attention as in Megatron-LM 2021) as bytes moved / cluster.memory_bandwidth.
+//
+// Overlap rules (what sits on the critical path):
+//   - TP collectives (all-reduce, or SP all-gather/reduce-scatter) are inside F/B/recompute: fully exposed.
+//   - PP p2p: Megatron's blocking exchange; every chunk boundary a micro-batch crosses costs one receive of the
+//     activation and one of the gradient on the receiving rank: fully exposed.
+//   - ZeRO-3 all-gathers are prefetched during the previous phase's compute (the U micro-batches of the previous
+//     chunk for ZeroPP; the previous layer for pure ZeRO-3; the previous micro-batch's action for naive ZeRO-3
+//     under PP): exposed is only what exceeds that compute, plus the first gather of the iteration in full.
+//     Gradient reduce-scatters share the link with the next gather inside the same window; the last one of the
+//     iteration is exposed.
+//   - DP gradient sync (all-reduce, or the reduce-scatter of ZeRO-1/hybrid B) overlaps the rank's last
+//     micro-batch backward; what exceeds it is exposed. Without overlap (options) it is fully exposed. The
+//     parameter all-gather after a sharded optimizer step, the tied-embedding all-reduce between first and last
+//     stage and the optimizer step itself are exposed.
+// Bubble (uniform stages; F, B, W, per micro-batch per rank, including the exposed TP and p2p time):
+//   gpipe, 1f1b (p-1)(F+B+W); interleaved, bfs (p-1)(F+B+W)/v; zb_h1 (p-1)(F+B-W); zb_h2 (p-1)(F+B-2W)
+//   (both >= 0); zeropp ceil(B/U) (p-1)(F+B-W)/v: every unit fills and drains the pipeline, the deferred Ws
+//   fill the drain as in ZB-H1.
+// The slowest rank (the last, with the LM head, or the first) sets the steady state: ideal = B x its per
+// micro-batch time; the bubble uses a middle rank's (layers only).
+#include <optional>
+
+#include "cost_model/spec/config.hpp"
+
+namespace zeropp::analytic {
+
+// GEMM efficiency for one GEMM of `flops` FLOPs (2*m*n*k) on `cluster` in `dtype`.
+double gemm_efficiency(const ClusterSpec& cluster, Dtype dtype, double flops);
+
+// Bytes the memory-bound kernels of one layer move (read + write) for one micro-batch, on one GPU: norms,
+// bias-dropout-residual adds (replicated over TP unless sequence_parallel), activation function and the s x s
+// attention tensor (QK^T output, softmax, dropout, read by the context GEMM; split over TP). Counted kernel by
+// kernel in time_model.cpp. All backward kernels belong to B; W is weight GEMMs only.
+double layer_forward_kernel_bytes(const ModelSpec& model, int b, int tp, bool sequence_parallel, Dtype dtype);
+double layer_backward_kernel_bytes(const ModelSpec& model, int b, int tp, bool sequence_parallel, Dtype dtype);
+// Adam step bytes per parameter whose optimizer state the GPU holds: read fp32 master, gradient, momentum and
+// variance (4 x 4), write master, momentum, variance (3 x 4), write the 16-bit copy (element size).
+double adam_bytes_per_param(Dtype dtype);
+
+// Seconds of each action kind on one GPU. Per chunk (one virtual stage's layers) and per micro-batch unless
+// stated. The simulator uses the same table.
+struct ActionCosts {
+  int layers_per_chunk = 1;
+  // Compute (GEMMs + memory-bound kernels) of a regular chunk.
+  double f = 0, b = 0, w = 0, recompute = 0;
+  // TP collectives inside those actions (critical path).
+  double tp_f = 0, tp_b = 0, tp_recompute = 0;
+  // Extra compute of the last virtual stage (final norm, LM head, cross-entropy) and its TP collectives; the
+  // first virtual stage's vocabulary-parallel embedding all-reduce (the lookup itself is negligible).
+  double head_f = 0, head_b = 0, head_w = 0;
+  double head_tp_f = 0, head_tp_b = 0;
+  double embed_tp_f = 0;
+  double p2p = 0;              // one activation (or gradient) transfer between neighbouring stages
+  double gather = 0;           // ZeRO-3 all-gather of one chunk's parameters (pure ZeRO-3: of all layers)
+  double reduce_scatter = 0;   // ZeRO-3 reduce-scatter of one chunk's gradients
+  double dp_sync = 0;          // gradient sync across data parallel (overlappable with the last backward)
+  double dp_after_step = 0;    // parameter all-gather after a dp-sharded optimizer step (exposed)
+  double embedding_sync = 0;   // tied embedding gradient all-reduce, first and last stage (exposed)
+  double opt_step = 0;         // optimizer step (exposed)
+};
+
+struct TimeOptions {
+  bool overlap_dp_sync = true;   // false: the DP gradient sync starts after the whole backward (Megatron 2021 "local" DDP)
+};
+
+ActionCosts action_costs(const Plan& plan);
+
+// What a schedule executor reports: the closed form below, or the simulator.
+struct PipelineTiming {
+  double compute = 0;        // the slowest rank's busy compute time, incl. the optimizer step
+  double comm_exposed = 0;   // communication on the critical path (tp + pp + zero + dp below)
+  double bubble = 0;         // idle time of pipeline fill and drain
+  double iteration = 0;      // compute + comm_exposed + bubble
+  // Exposed communication by category.
+  double tp_exposed = 0, pp_exposed = 0, zero_exposed = 0, dp_exposed = 0;
+  // Peak bytes per GPU when the executor tracks memory over time (the simulator); empty for closed forms.
+  std::optional<double> peak_memory;
+};
+
+PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& costs, const TimeOptions& = {});
+
+// Closed-form bubble of a schedule for per-micro-batch, per-rank costs F, B, W (seconds).
+double bubble_time(ScheduleKind kind, int p, int v, int B, int U, double F, double Bx, double W);
+
+}  // namespace zeropp::analytic

@@ -1,0 +1,176 @@
+#include "cost_model/analytic/validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "cost_model/analytic/estimate.hpp"
+#include "cost_model/analytic/flops.hpp"
+#include "cost_model/spec/error.hpp"
+#include "cost_model/spec/names.hpp"
+
+namespace zeropp::analytic {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Rejects keys outside `allowed` and returns the object (a typo in a published row must not pass silently).
+const nlohmann::json& strict_object(const nlohmann::json& j, const std::string& path,
+                                    std::initializer_list<std::string_view> allowed) {
+  if (!j.is_object()) throw SpecError(path, fmt::format("{} must be a JSON object", path));
+  for (const auto& item : j.items())
+    if (std::find(allowed.begin(), allowed.end(), item.key()) == allowed.end())
+      throw SpecError(path + "." + item.key(), fmt::format("{}.{}: unknown key", path, item.key()));
+  return j;
+}
+
+const nlohmann::json& required(const nlohmann::json& j, const std::string& path, const char* key) {
+  if (!j.contains(key)) throw SpecError(path + "." + key, fmt::format("{}.{} is required", path, key));
+  return j.at(key);
+}
+
+int positive_int(const nlohmann::json& j, const std::string& path, const char* key) {
+  const auto& v = required(j, path, key);
+  if (!v.is_number_integer() || v.get<long long>() < 1)
+    throw SpecError(path + "." + key, fmt::format("{}.{} must be a positive integer", path, key));
+  return v.get<int>();
+}
+
+double positive_number(const nlohmann::json& j, const std::string& path, const char* key) {
+  const auto& v = required(j, path, key);
+  if (!v.is_number() || !(v.get<double>() > 0))
+    throw SpecError(path + "." + key, fmt::format("{}.{} must be a positive number", path, key));
+  return v.get<double>();
+}
+
+std::string string_value(const nlohmann::json& j, const std::string& path, const char* key) {
+  const auto& v = required(j, path, key);
+  if (!v.is_string()) throw SpecError(path + "." + key, fmt::format("{}.{} must be a string", path, key));
+  return v.get<std::string>();
+}
+
+fs::path validation_dir() { return configs_dir() / "validation"; }
+
+}  // namespace
+
+ValidationReport load_validation_json(const nlohmann::json& j, const std::string& source_name) {
+  const std::string root = "validation";
+  strict_object(j, root, {"source", "cluster", "seq_len", "vocab", "dtype", "recompute", "rows"});
+  ValidationReport report;
+  report.source = j.contains("source") ? string_value(j, root, "source") : source_name;
+  report.cluster = string_value(j, root, "cluster");
+  const ClusterSpec node_profile = load_cluster(report.cluster);
+  const int seq_len = positive_int(j, root, "seq_len");
+  const int vocab = positive_int(j, root, "vocab");
+  const Dtype dtype = dtype_from_string(string_value(j, root, "dtype"), root + ".dtype");
+  const Recompute recompute = recompute_from_string(string_value(j, root, "recompute"), root + ".recompute");
+
+  const auto& rows = required(j, root, "rows");
+  if (!rows.is_array() || rows.empty()) throw SpecError(root + ".rows", "validation.rows must be a non-empty array");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string path = fmt::format("{}.rows[{}]", root, i);
+    const auto& r = strict_object(rows[i], path,
+                                  {"name", "params_b", "heads", "hidden", "layers", "tp", "pp", "gpus", "global_batch",
+                                   "micro_batch", "v", "dp_overlap", "tflops_per_gpu", "percent_of_peak"});
+    ValidationRow row;
+    row.name = string_value(r, path, "name");
+    ModelSpec& m = row.plan.model;
+    m.name = row.name;
+    m.layers = positive_int(r, path, "layers");
+    m.hidden = positive_int(r, path, "hidden");
+    m.heads = positive_int(r, path, "heads");
+    m.seq_len = seq_len;
+    m.vocab = vocab;
+    m.mlp = MlpKind::gelu;
+    m.tied_embedding = true;
+    m.learned_positions = true;
+
+    const int gpus = positive_int(r, path, "gpus");
+    ClusterSpec& c = row.plan.cluster;
+    c = node_profile;  // one profile for every row; only the node count follows the published run
+    if (gpus % c.gpus_per_node != 0)
+      throw SpecError(path + ".gpus", fmt::format("{}.gpus={} is not a multiple of {}.gpus_per_node={}", path, gpus,
+                                                  report.cluster, c.gpus_per_node));
+    c.nodes = gpus / c.gpus_per_node;
+
+    ParallelSpec& p = row.plan.parallel;
+    p.strategy = Strategy::three_d;
+    p.tp = positive_int(r, path, "tp");
+    p.pp = positive_int(r, path, "pp");
+    p.v = positive_int(r, path, "v");
+    p.z = 1;
+    p.zero_stage = 0;  // every data-parallel rank held the whole optimizer in 2021
+    if (gpus % (p.tp * p.pp) != 0)
+      throw SpecError(path + ".gpus", fmt::format("{}.gpus={} is not a multiple of tp*pp={}", path, gpus, p.tp * p.pp));
+    p.dp = gpus / (p.tp * p.pp);
+    p.schedule = p.v > 1 ? ScheduleKind::interleaved : ScheduleKind::one_f_one_b;
+    p.micro_batch = positive_int(r, path, "micro_batch");
+    const int global_batch = positive_int(r, path, "global_batch");
+    if (global_batch % (p.micro_batch * p.dp) != 0)
+      throw SpecError(path + ".global_batch",
+                      fmt::format("{}.global_batch={} is not a multiple of micro_batch*dp={}", path, global_batch,
+                                  p.micro_batch * p.dp));
+    p.micro_batches = global_batch / (p.micro_batch * p.dp);
+    p.unit = p.micro_batches;
+    p.recompute = recompute;
+    p.sequence_parallel = false;
+    p.dtype = dtype;
+    const auto& overlap = required(r, path, "dp_overlap");
+    if (!overlap.is_boolean()) throw SpecError(path + ".dp_overlap", path + ".dp_overlap must be true or false");
+    row.dp_overlap = overlap.get<bool>();
+    row.published_tflops = positive_number(r, path, "tflops_per_gpu");
+    validate(row.plan);
+    report.rows.push_back(std::move(row));
+  }
+  return report;
+}
+
+ValidationReport load_validation(const std::string& name_or_path) {
+  fs::path path = name_or_path;
+  if (!fs::exists(path)) path = validation_dir() / (name_or_path + ".json");
+  std::ifstream in(path);
+  if (!in) {
+    const auto known = validation_sets();
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw SpecError("validation", fmt::format("no validation set \"{}\" (known: {})", name_or_path, list));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return load_validation_json(parse_json_with_comments(text.str(), path.string()), path.string());
+}
+
+void run_validation(ValidationReport& report) {
+  double sum = 0, worst = 0;
+  for (ValidationRow& row : report.rows) {
+    EstimateOptions options;
+    options.time.overlap_dp_sync = row.dp_overlap;
+    const Estimate est = estimate(row.plan, options);
+    // Throughput as the paper counts it (eq. 3: recomputation included), over the same GPUs.
+    const double flops = narayanan_flops_per_iteration(row.plan.model, row.plan.parallel.global_batch());
+    row.predicted_tflops = flops / (est.time_s.iteration * row.plan.parallel.world()) / 1e12;
+    row.error = (row.predicted_tflops - row.published_tflops) / row.published_tflops;
+    sum += std::abs(row.error);
+    worst = std::max(worst, std::abs(row.error));
+  }
+  report.mean_abs_error = report.rows.empty() ? 0 : sum / report.rows.size();
+  report.max_abs_error = worst;
+}
+
+std::vector<std::string> validation_sets() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(validation_dir(), ec))
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace zeropp::analytic

@@ -1,0 +1,38 @@
+#pragma once
+// Google Benchmark JSON results (`--benchmark_out=FILE`, the default JSON format) as calibration input.
+// Each benchmark run becomes one BenchResult: its name split into the parts zeropp-bench encodes
+// (microbench/suites.hpp: "all_reduce/mpi/intra/bytes:1024"), the time per iteration in seconds, and the
+// user counters. Repetitions of one benchmark collapse to their median; Google Benchmark's own aggregates
+// (mean, median, stddev) are ignored, since the medians are recomputed from the runs.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace zeropp::calibrate {
+
+struct BenchResult {
+  std::string name;                           // run name without Google Benchmark's suffixes
+  std::vector<std::string> parts;             // name parts before the first "key:value" argument
+  std::map<std::string, std::string> args;    // "bytes" -> "1024", "h" -> "512"
+  double seconds = 0;                         // real (or manual) time per iteration, median over repetitions
+  std::map<std::string, double> counters;     // user counters ("bytes", "ranks", "flop", ...)
+  std::string source;                         // the file it came from
+
+  // The counter `key`; throws SpecError("<source>:<name>.<key>") when the benchmark did not report it.
+  double counter(const std::string& key) const;
+};
+
+struct BenchResults {
+  std::vector<BenchResult> results;
+  std::vector<std::string> skipped;  // "<source>:<name>: <error message>" for runs that reported an error
+};
+
+// Parses one Google Benchmark JSON document. Throws SpecError naming "<source>.benchmarks[i].<field>" for a
+// missing or mistyped field, an unknown time unit or a non-positive time.
+BenchResults parse_bench_results(const nlohmann::json& document, const std::string& source);
+// Reads and parses a file; unreadable files and invalid JSON throw SpecError naming the file.
+BenchResults load_bench_results(const std::string& path);
+
+}  // namespace zeropp::calibrate

@@ -1,0 +1,257 @@
+#include "cost_model/calibrate/calibrate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "cost_model/analytic/time_model.hpp"
+#include "cost_model/calibrate/alpha_beta_fit.hpp"
+#include "cost_model/calibrate/gemm_fit.hpp"
+#include "cost_model/spec/error.hpp"
+#include "cost_model/spec/names.hpp"
+
+namespace zeropp::calibrate {
+namespace {
+
+using analytic::Collective;
+
+constexpr Collective kCollectives[] = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
+                                       Collective::send_recv};
+
+struct Series {
+  Collective c;
+  std::vector<CollectiveSample> samples;
+  std::vector<std::string> labels;
+};
+
+struct ErrorStats {
+  double rms = 0, max = 0, mean = 0;
+};
+
+ErrorStats stats(const std::vector<double>& errors) {
+  ErrorStats s;
+  if (errors.empty()) return s;
+  for (double e : errors) {
+    s.rms += e * e;
+    s.mean += e;
+    s.max = std::max(s.max, e);
+  }
+  s.rms = std::sqrt(s.rms / static_cast<double>(errors.size()));
+  s.mean /= static_cast<double>(errors.size());
+  return s;
+}
+
+double relative_error(double predicted, double measured) { return std::abs(predicted - measured) / measured; }
+
+// Sorts a series by size (then group size), keeping each label with its sample.
+void sort_series(Series& series) {
+  std::vector<std::size_t> order(series.samples.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto key = [&](std::size_t i) { return std::make_tuple(series.samples[i].bytes, series.samples[i].ranks); };
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return key(a) < key(b); });
+  Series sorted{series.c, {}, {}};
+  for (auto i : order) {
+    sorted.samples.push_back(series.samples[i]);
+    sorted.labels.push_back(series.labels[i]);
+  }
+  series = std::move(sorted);
+}
+
+void fit_collective_series(const std::string& level, Series& series, Calibration& out) {
+  const std::string what = level + "/" + analytic::collective_name(series.c);
+  const std::string field = "collectives." + level + "." + analytic::collective_name(series.c);
+  sort_series(series);
+  const auto mask = held_out_mask(series.samples.size());
+  std::vector<CollectiveSample> train;
+  for (std::size_t i = 0; i < series.samples.size(); ++i)
+    if (!mask[i]) train.push_back(series.samples[i]);
+
+  FitReport report;
+  report.what = what;
+  report.points = series.samples.size();
+  std::vector<double> held_errors;
+  if (train.size() < series.samples.size()) {
+    const auto partial = fit_alpha_beta(series.c, train, field);
+    for (std::size_t i = 0; i < series.samples.size(); ++i) {
+      if (!mask[i]) continue;
+      const double predicted = predict_seconds(series.c, partial.fit, series.samples[i]);
+      out.held_out.push_back({what, series.labels[i], series.samples[i].seconds, predicted});
+      held_errors.push_back(out.held_out.back().error());
+    }
+  }
+  const auto full = fit_alpha_beta(series.c, series.samples, field);
+  std::vector<double> errors;
+  for (const auto& s : series.samples) errors.push_back(relative_error(predict_seconds(series.c, full.fit, s), s.seconds));
+  const ErrorStats all = stats(errors), held = stats(held_errors);
+  report.held_out = held_errors.size();
+  report.fit_rms_error = all.rms;
+  report.fit_max_error = all.max;
+  report.held_out_max_error = held.max;
+  report.held_out_mean_error = held.mean;
+  report.parameters = fmt::format("alpha {:.3g} us/step, busbw {:.4g} GB/s", full.fit.latency * 1e6,
+                                  full.fit.bandwidth / 1e9);
+  if (full.latency_clamped) out.notes.push_back(what + ": fitted latency was negative; fitted with latency 0");
+  out.fits.push_back(report);
+  out.profile.collectives[level][analytic::collective_name(series.c)] = full.fit;
+  if (series.c == Collective::send_recv) {
+    LinkSpec& link = level == "intra" ? out.profile.intra : out.profile.inter;
+    link = LinkSpec{full.fit.bandwidth, full.fit.latency};
+  }
+}
+
+// Held-out GEMM sizes: whole size groups, every third in increasing total FLOPs, never the first or last.
+std::set<std::string> held_out_groups(const std::vector<GemmSample>& samples) {
+  std::map<std::string, double> total;
+  for (const auto& s : samples) total[s.group] += s.flop;
+  std::vector<std::pair<double, std::string>> order;
+  for (const auto& [group, flop] : total) order.emplace_back(flop, group);
+  std::sort(order.begin(), order.end());
+  const auto mask = held_out_mask(order.size());
+  std::set<std::string> held;
+  for (std::size_t i = 0; i < order.size(); ++i)
+    if (mask[i]) held.insert(order[i].second);
+  return held;
+}
+
+void fit_gemm_series(Dtype dtype, std::vector<GemmSample>& samples, Calibration& out) {
+  const std::string what = "gemm/" + to_string(dtype);
+  const std::string field = "gemm_table." + to_string(dtype);
+  const std::string peak_field = "cluster.peak_tflops." + to_string(dtype);
+  const double peak = out.profile.peak(dtype);
+  const std::set<std::string> held = held_out_groups(samples);
+  std::vector<GemmSample> train;
+  for (const auto& s : samples)
+    if (!held.count(s.group)) train.push_back(s);
+
+  // Predictions go through the time model's own lookup, so the check scores what the model will compute.
+  auto predict = [&](const std::vector<GemmEfficiencyPoint>& table, const GemmSample& s) {
+    ClusterSpec probe = out.profile;
+    probe.gemm_table[dtype] = table;
+    return s.flop / (peak * analytic::gemm_efficiency(probe, dtype, s.flop));
+  };
+  FitReport report;
+  report.what = what;
+  report.points = samples.size();
+  std::vector<double> held_errors;
+  if (!held.empty()) {
+    const auto partial = fit_gemm_table(train, peak, field, peak_field);
+    // One score per held-out (group, pass): sums of measured and predicted times of its GEMMs.
+    std::map<std::pair<std::string, std::string>, std::pair<double, double>> sums;
+    for (const auto& s : samples) {
+      if (!held.count(s.group)) continue;
+      auto& [measured, predicted] = sums[{s.group, s.pass}];
+      measured += s.seconds;
+      predicted += predict(partial, s);
+    }
+    for (const auto& [key, times] : sums) {
+      out.held_out.push_back({what, key.first + " " + key.second, times.first, times.second});
+      held_errors.push_back(out.held_out.back().error());
+    }
+  }
+  const auto table = fit_gemm_table(samples, peak, field, peak_field);
+  std::vector<double> errors;
+  for (const auto& s : samples) errors.push_back(relative_error(predict(table, s), s.seconds));
+  const ErrorStats all = stats(errors), held_stats = stats(held_errors);
+  report.held_out = held_errors.size();
+  report.fit_rms_error = all.rms;
+  report.fit_max_error = all.max;
+  report.held_out_max_error = held_stats.max;
+  report.held_out_mean_error = held_stats.mean;
+  report.parameters = fmt::format("{} points, efficiency {:.3f} at {:.3g} FLOP .. {:.3f} at {:.3g} FLOP",
+                                  table.size(), table.front().efficiency, table.front().flops,
+                                  table.back().efficiency, table.back().flops);
+  out.fits.push_back(report);
+  out.profile.gemm_table[dtype] = table;
+}
+
+// "qkv_F" -> "F"; shapes without a pass suffix are their own pass.
+std::string pass_of(const std::string& shape) {
+  const auto underscore = shape.rfind('_');
+  if (underscore != std::string::npos && underscore + 2 == shape.size()) {
+    const char p = shape.back();
+    if (p == 'F' || p == 'B' || p == 'W') return std::string(1, p);
+  }
+  if (shape.starts_with("attn_score") || shape.starts_with("attn_context")) return "attention";
+  return shape;
+}
+
+std::string group_of(const BenchResult& r) {
+  std::string group;
+  for (const auto& [key, value] : r.args) group += (group.empty() ? "" : "/") + key + ":" + value;
+  return group.empty() ? r.name : group;
+}
+
+}  // namespace
+
+double HeldOutPoint::error() const { return relative_error(predicted, measured); }
+
+double Calibration::worst_held_out_error() const {
+  double worst = 0;
+  for (const auto& f : fits) worst = std::max(worst, f.held_out_max_error);
+  return worst;
+}
+
+std::vector<bool> held_out_mask(std::size_t n) {
+  std::vector<bool> mask(n, false);
+  for (std::size_t i = 1; i + 1 < n; i += 3) mask[i] = true;
+  return mask;
+}
+
+Calibration calibrate(const BenchResults& results, const ClusterSpec& base, const CalibrateOptions& options) {
+  Calibration out;
+  out.profile = base;
+  out.profile.name = options.name.empty() ? base.name + "-calibrated" : options.name;
+  out.profile.collectives.clear();
+  out.profile.gemm_table.clear();
+  for (const auto& s : results.skipped) out.notes.push_back("skipped (benchmark error): " + s);
+
+  std::map<std::string, std::map<Collective, Series>> collectives;  // level -> collective -> samples
+  std::map<Dtype, std::vector<GemmSample>> gemms;
+  for (const auto& r : results.results) {
+    const std::string where = r.source + ":" + r.name;
+    if (r.parts.empty()) {
+      out.notes.push_back("ignored (unnamed): " + where);
+      continue;
+    }
+    if (r.parts[0] == "gemm") {
+      if (r.parts.size() < 3) throw SpecError(where, where + ": expected gemm/<backend>/<dtype>/<shape>");
+      const Dtype dtype = dtype_from_string(r.parts[2], where + ".dtype");
+      const std::string shape = r.parts.size() > 3 ? r.parts[3] : r.parts.back();
+      gemms[dtype].push_back({r.name, group_of(r), pass_of(shape), r.counter("flop"), r.seconds});
+      continue;
+    }
+    const auto c = std::find_if(std::begin(kCollectives), std::end(kCollectives),
+                                [&](Collective k) { return r.parts[0] == analytic::collective_name(k); });
+    if (c == std::end(kCollectives)) {
+      out.notes.push_back("ignored (not a GEMM or collective): " + where);
+      continue;
+    }
+    if (r.parts.size() < 3 || (r.parts[2] != "intra" && r.parts[2] != "inter")) {
+      throw SpecError(where + ".level", where + ": expected <collective>/<backend>/<intra|inter>/bytes:S");
+    }
+    const double bytes = r.counter("bytes");
+    if (bytes < options.min_bytes || bytes > options.max_bytes) continue;
+    Series& series = collectives[r.parts[2]][*c];
+    series.c = *c;
+    series.samples.push_back({bytes, static_cast<int>(std::lround(r.counter("ranks"))), r.seconds});
+    series.labels.push_back(r.name);
+  }
+  if (collectives.empty() && gemms.empty()) {
+    throw SpecError("results", "no GEMM or collective results to calibrate from (zeropp-bench names them "
+                               "gemm/... and <collective>/<backend>/<level>/...)");
+  }
+  for (auto& [level, by_collective] : collectives)
+    for (auto& [c, series] : by_collective) fit_collective_series(level, series, out);
+  for (auto& [dtype, samples] : gemms) fit_gemm_series(dtype, samples, out);
+  // The scalar fallback: what the largest measured GEMMs reach, when one dtype was measured.
+  if (out.profile.gemm_table.size() == 1) {
+    out.profile.gemm_efficiency = out.profile.gemm_table.begin()->second.back().efficiency;
+  }
+  return out;
+}
+
+}  // namespace zeropp::calibrate

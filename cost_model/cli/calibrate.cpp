@@ -1,0 +1,149 @@
+// `zeropp calibrate RESULTS.json... --base CLUSTER -o PROFILE.json`: fits a cluster profile from zeropp-bench
+// results (Google Benchmark JSON) on top of a base cluster (a zoo name or a file), prints the fit quality and
+// the held-out predictions, and writes the profile when every held-out size is predicted within the tolerance.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cost_model/calibrate/calibrate.hpp"
+#include "cost_model/cli/command.hpp"
+#include "cost_model/spec/config.hpp"
+#include "cost_model/spec/error.hpp"
+
+namespace zeropp::cli {
+namespace {
+
+struct CalibrateArgs {
+  std::vector<std::string> results;
+  std::string base;
+  std::string output;
+  std::string name;
+  double tolerance = 0.10;
+  double min_bytes = 0;
+  double max_bytes = 1e300;
+  bool allow_poor_fit = false;
+  Format format = Format::table;
+};
+
+void print_table(const calibrate::Calibration& c, double tolerance) {
+  std::cout << fmt::format("{:<22} {:>6} {:>8} {:>8} {:>8} {:>9} {:>9}  {}\n", "fit", "points", "held-out",
+                           "fit rms", "fit max", "held mean", "held max", "parameters");
+  for (const auto& f : c.fits) {
+    std::cout << fmt::format("{:<22} {:>6} {:>8} {:>7.1f}% {:>7.1f}% {:>8.1f}% {:>8.1f}%{} {}\n", f.what,
+                             f.points, f.held_out, 100 * f.fit_rms_error, 100 * f.fit_max_error,
+                             100 * f.held_out_mean_error, 100 * f.held_out_max_error,
+                             f.held_out_max_error > tolerance ? "!" : " ", f.parameters);
+  }
+  std::cout << fmt::format("\nheld-out sizes (fit without them), tolerance {:.0f}%:\n", 100 * tolerance);
+  std::cout << fmt::format("{:<58} {:>12} {:>12} {:>7}\n", "benchmark", "measured us", "predicted us", "error");
+  for (const auto& p : c.held_out) {
+    std::cout << fmt::format("{:<58} {:>12.4g} {:>12.4g} {:>6.1f}%{}\n", p.label, p.measured * 1e6,
+                             p.predicted * 1e6, 100 * p.error(), p.error() > tolerance ? " !" : "");
+  }
+  for (const auto& note : c.notes) std::cout << "note: " << note << "\n";
+}
+
+nlohmann::json report_json(const calibrate::Calibration& c, const CalibrateArgs& args, bool passed) {
+  nlohmann::json fits = nlohmann::json::array();
+  for (const auto& f : c.fits) {
+    fits.push_back({{"fit", f.what},
+                    {"points", f.points},
+                    {"held_out", f.held_out},
+                    {"fit_rms_error", f.fit_rms_error},
+                    {"fit_max_error", f.fit_max_error},
+                    {"held_out_mean_error", f.held_out_mean_error},
+                    {"held_out_max_error", f.held_out_max_error},
+                    {"parameters", f.parameters}});
+  }
+  nlohmann::json held = nlohmann::json::array();
+  for (const auto& p : c.held_out) {
+    held.push_back({{"fit", p.what},
+                    {"benchmark", p.label},
+                    {"measured_s", p.measured},
+                    {"predicted_s", p.predicted},
+                    {"error", p.error()}});
+  }
+  return {{"schema_version", kSchemaVersion}, {"command", "calibrate"},  {"results", args.results},
+          {"base", args.base},                {"tolerance", args.tolerance}, {"passed", passed},
+          {"fits", fits},                     {"held_out", held},         {"notes", c.notes},
+          {"profile", to_json(c.profile)}};
+}
+
+void write_profile(const calibrate::Calibration& c, const CalibrateArgs& args) {
+  std::ofstream out(args.output);
+  if (!out) throw SpecError("output", fmt::format("{}: cannot write the profile", args.output));
+  // Provenance in comments (the loader accepts // comments and rejects unknown keys).
+  out << "// Calibrated by `zeropp calibrate` from";
+  for (const auto& r : args.results) out << " " << std::filesystem::path(r).filename().string();
+  out << " on the base cluster " << args.base;
+  if (args.min_bytes > 0 || args.max_bytes < 1e300) {
+    out << fmt::format(" (collectives fitted on {:.0f} .. {:.0f} bytes)", args.min_bytes, args.max_bytes);
+  }
+  out << ".\n";
+  out << fmt::format("// Worst held-out relative error {:.1f}% (tolerance {:.0f}%). Fits:\n",
+                     100 * c.worst_held_out_error(), 100 * args.tolerance);
+  for (const auto& f : c.fits) {
+    out << fmt::format("//   {}: {} (held-out max {:.1f}%)\n", f.what, f.parameters, 100 * f.held_out_max_error);
+  }
+  out << to_json(c.profile).dump(2) << "\n";
+  if (!out) throw SpecError("output", fmt::format("{}: writing the profile failed", args.output));
+}
+
+int run(const CalibrateArgs& args) {
+  calibrate::BenchResults all;
+  for (const auto& path : args.results) {
+    auto one = calibrate::load_bench_results(path);
+    all.results.insert(all.results.end(), one.results.begin(), one.results.end());
+    all.skipped.insert(all.skipped.end(), one.skipped.begin(), one.skipped.end());
+  }
+  const ClusterSpec base = load_cluster(args.base);
+  const auto calibration =
+      calibrate::calibrate(all, base, {.name = args.name, .min_bytes = args.min_bytes, .max_bytes = args.max_bytes});
+  validate(calibration.profile, "profile");
+  const bool passed = calibration.worst_held_out_error() <= args.tolerance;
+  if (args.format == Format::json) {
+    std::cout << report_json(calibration, args, passed).dump(2) << "\n";
+  } else {
+    print_table(calibration, args.tolerance);
+  }
+  if (!passed && !args.allow_poor_fit) {
+    std::cerr << fmt::format("zeropp: error: held-out error {:.1f}% exceeds the tolerance {:.0f}%; profile not "
+                             "written (--allow-poor-fit writes it anyway)\n",
+                             100 * calibration.worst_held_out_error(), 100 * args.tolerance);
+    return 1;
+  }
+  if (!args.output.empty()) {
+    write_profile(calibration, args);
+    if (args.format == Format::table) std::cout << "wrote " << args.output << "\n";
+  }
+  return 0;
+}
+
+const bool registered = register_command({
+    "calibrate",
+    "Fit a cluster profile (collective alpha-beta, GEMM efficiency) from zeropp-bench JSON results",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto args = std::make_shared<CalibrateArgs>();
+      sub.add_option("results", args->results, "Google Benchmark JSON files from zeropp-bench")
+          ->required()
+          ->check(CLI::ExistingFile);
+      sub.add_option("--base", args->base, "Base cluster (zoo name or JSON file): peaks, memory, topology")
+          ->required();
+      sub.add_option("-o,--output", args->output, "Write the calibrated profile (cluster JSON) here");
+      sub.add_option("--name", args->name, "Name of the profile (default: <base>-calibrated)");
+      sub.add_option("--tolerance", args->tolerance, "Largest accepted held-out relative error (default 0.10)")
+          ->check(CLI::PositiveNumber);
+      sub.add_option("--min-bytes", args->min_bytes, "Fit collectives from this buffer size S up (default: all)");
+      sub.add_option("--max-bytes", args->max_bytes, "Fit collectives up to this buffer size S (default: all)");
+      sub.add_flag("--allow-poor-fit", args->allow_poor_fit, "Write the profile even when held-out errors exceed "
+                                                              "the tolerance");
+      add_format_option(sub, args->format);
+      return [args] { return run(*args); };
+    },
+});
+
+}  // namespace
+}  // namespace zeropp::cli

@@ -1,0 +1,146 @@
+// `zeropp criterion`: does ZeroPP move fewer bytes than tensor parallelism (2 s U b > 9 h)? Per-layer bytes of both,
+// the smallest U that makes it hold, and with a cluster the time-based answer (bandwidths and overlap) and its
+// boundary.
+//   zeropp criterion --model gpt3-13b --micro-batch 1 --unit 4
+//   zeropp criterion --model gpt3-13b --micro-batch 1 --unit 4 --cluster dgx-a100-80gb
+//   zeropp criterion --experiment default --cluster-time
+// With --experiment and no --micro-batch/--unit, b and U are those of the best ZeroPP (hybrid B) plan that
+// `zeropp compare` finds for the experiment.
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "cost_model/analytic/criterion.hpp"
+#include "cost_model/analytic/strategies.hpp"
+#include "cost_model/cli/command.hpp"
+#include "cost_model/spec/config.hpp"
+#include "cost_model/spec/error.hpp"
+#include "cost_model/spec/names.hpp"
+
+namespace zeropp::cli {
+namespace {
+
+struct CriterionArgs {
+  std::string experiment, model, cluster, dtype;
+  std::optional<int> micro_batch, unit;
+  bool cluster_time = false;
+  Format format = Format::table;
+};
+
+struct Inputs {
+  ModelSpec model;
+  std::optional<ClusterSpec> cluster;
+  int b = 1, U = 1;
+  Dtype dtype = Dtype::bf16;
+  std::string origin;  // where b and U came from
+};
+
+Inputs resolve(const CriterionArgs& a) {
+  Inputs in;
+  in.origin = "given";
+  if (!a.experiment.empty()) {
+    if (!a.model.empty()) throw SpecError("model", "--experiment gives the model; do not combine it with --model");
+    const Experiment ex = load_experiment(a.experiment);
+    in.model = ex.model;
+    in.dtype = ex.dtype;
+    if (a.cluster_time) in.cluster = ex.cluster;
+    if (!a.micro_batch || !a.unit) {
+      const auto best = analytic::best_plan(ex, Strategy::zeropp_b);
+      if (!best.found) throw SpecError("experiment", best.note);
+      in.b = best.plan.parallel.micro_batch;
+      in.U = best.plan.parallel.unit;
+      in.origin = fmt::format("best zeropp_b plan of experiment \"{}\"", ex.name);
+    }
+  } else {
+    if (a.model.empty()) throw SpecError("model", "give --model M (zoo name or JSON file) or --experiment NAME|FILE");
+    if (a.cluster_time) throw SpecError("cluster", "--cluster-time takes the experiment's cluster; give --cluster C");
+    in.model = load_model(a.model);
+  }
+  if (a.micro_batch) in.b = *a.micro_batch;
+  if (a.unit) in.U = *a.unit;
+  if (!a.cluster.empty()) in.cluster = load_cluster(a.cluster);
+  if (!a.dtype.empty()) in.dtype = dtype_from_string(a.dtype, "dtype");
+  validate(in.model);
+  return in;
+}
+
+std::string optional_text(const std::optional<long long>& v) { return v ? std::to_string(*v) : "none"; }
+
+int run(const CriterionArgs& args) {
+  const Inputs in = resolve(args);
+  const analytic::Criterion c = analytic::criterion({in.model.hidden, in.model.seq_len, in.b, in.U});
+  std::optional<analytic::CriterionTime> t;
+  if (in.cluster) t = analytic::criterion_time(in.model, *in.cluster, in.b, in.U, in.dtype);
+
+  if (args.format == Format::json) {
+    nlohmann::json j = {{"schema", kSchemaVersion},
+                        {"command", "criterion"},
+                        {"model", in.model.name},
+                        {"h", in.model.hidden},
+                        {"s", in.model.seq_len},
+                        {"b", in.b},
+                        {"U", in.U},
+                        {"lhs", c.lhs},
+                        {"rhs", c.rhs},
+                        {"holds", c.holds},
+                        {"zeropp_bytes_per_layer", c.zeropp_bytes_per_layer},
+                        {"zeropp_per_w_bytes_per_layer", c.zeropp_per_w_bytes_per_layer},
+                        {"tp_bytes_per_layer", c.tp_bytes_per_layer},
+                        {"min_unit", c.min_unit},
+                        {"min_unit_per_w", c.min_unit_per_w ? nlohmann::json(*c.min_unit_per_w) : nlohmann::json()}};
+    if (t) {
+      j["time"] = {{"cluster", in.cluster->name},
+                   {"group", t->group},
+                   {"compute_s", t->compute_s},
+                   {"tp_exposed_s", t->tp_exposed_s},
+                   {"zeropp_comm_s", t->zeropp_comm_s},
+                   {"zeropp_exposed_s", t->zeropp_exposed_s},
+                   {"holds", t->holds},
+                   {"min_unit", t->min_unit ? nlohmann::json(*t->min_unit) : nlohmann::json()}};
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("criterion for {} (h={}, s={}), b={}, U={} ({})\n", in.model.name, in.model.hidden,
+                           in.model.seq_len, in.b, in.U, in.origin);
+  std::cout << fmt::format("  2*s*U*b = {:.0f}  vs  9*h = {:.0f}: {}\n", c.lhs, c.rhs,
+                           c.holds ? "holds, ZeroPP moves fewer bytes than TP" : "does not hold, TP moves fewer bytes");
+  std::cout << fmt::format("  bytes per layer per micro-batch (16-bit, no ring factor): ZeroPP {:.4g} (per unit), "
+                           "{:.4g} (reduce per W); TP {:.4g}\n",
+                           c.zeropp_bytes_per_layer, c.zeropp_per_w_bytes_per_layer, c.tp_bytes_per_layer);
+  std::cout << fmt::format("  smallest U that makes it hold: {} (per-W reduction: {})\n", c.min_unit,
+                           optional_text(c.min_unit_per_w));
+  if (t) {
+    std::cout << fmt::format("time-based on {} (TP over {} GPUs vs ZeroPP z={}, same tokens, one layer, U "
+                             "micro-batches of work per GPU):\n",
+                             in.cluster->name, t->group, t->group);
+    std::cout << fmt::format("  compute {:.3f} ms; TP exposed {:.3f} ms; ZeroPP gathers+reduce {:.3f} ms, exposed "
+                             "after prefetch {:.3f} ms: {}\n",
+                             1e3 * t->compute_s, 1e3 * t->tp_exposed_s, 1e3 * t->zeropp_comm_s,
+                             1e3 * t->zeropp_exposed_s, t->holds ? "ZeroPP exposes less" : "TP exposes less");
+    std::cout << fmt::format("  boundary: smallest U where ZeroPP exposes less: {}\n", optional_text(t->min_unit));
+  }
+  return 0;
+}
+
+const bool registered = register_command({
+    "criterion",
+    "ZeroPP vs TP communication: 2*s*U*b > 9*h, per-layer bytes, smallest U; time-based answer with a cluster",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<CriterionArgs>();
+      sub.add_option("--experiment", a->experiment, "Experiment: name or JSON file (model, cluster, best b and U)");
+      sub.add_option("--model", a->model, "Model: zoo name or JSON file");
+      sub.add_option("--micro-batch", a->micro_batch, "b (default 1, or the experiment's best ZeroPP plan)");
+      sub.add_option("--unit", a->unit, "U (default 1, or the experiment's best ZeroPP plan)");
+      sub.add_option("--cluster", a->cluster, "Cluster for the time-based answer: zoo name or JSON file");
+      sub.add_flag("--cluster-time", a->cluster_time, "Time-based answer on the experiment's cluster");
+      sub.add_option("--dtype", a->dtype, "bf16 | fp16 | fp32 for the time-based answer (default bf16)");
+      add_format_option(sub, a->format);
+      return [a] { return run(*a); };
+    },
+});
+
+}  // namespace
+}  // namespace zeropp::cli

@@ -1,0 +1,184 @@
+// `zeropp estimate`: one plan through the analytic model: communication bytes by category, memory per GPU,
+// iteration time (compute, exposed communication, bubble), throughput, and whether it fits in memory.
+//   zeropp estimate --plan plan.json
+//   zeropp estimate --model gpt3-13b --cluster dgx-a100-80gb --strategy zeropp_b --pp 4 --z 8 --dp 2
+//                   --micro-batch 1 --global-batch 256 --unit 8   (one line)
+// A plan that does not fit is reported (feasible: false, over_by_bytes), not refused.
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "cost_model/analytic/estimate.hpp"
+#include "cost_model/cli/command.hpp"
+#include "cost_model/spec/config.hpp"
+#include "cost_model/spec/error.hpp"
+#include "cost_model/spec/names.hpp"
+
+namespace zeropp::cli {
+namespace {
+
+struct EstimateArgs {
+  std::string plan_file, model, cluster;
+  std::string strategy, schedule, recompute, grad_reduce, dtype;
+  std::optional<int> tp, pp, dp, z, zero_stage, v, micro_batch, micro_batches, unit, gpus;
+  std::optional<long long> global_batch;
+  std::optional<bool> sequence_parallel;
+  bool no_dp_overlap = false;
+  Format format = Format::table;
+};
+
+// Strategy defaults as in plan files (parallel_json.cpp): ZeRO stage and schedule follow the strategy.
+int default_zero_stage(Strategy s) {
+  if (s == Strategy::zero3) return 3;
+  if (s == Strategy::zeropp_a) return 0;
+  return 1;
+}
+
+ScheduleKind default_schedule(Strategy s, int v) {
+  if (s == Strategy::zeropp_a || s == Strategy::zeropp_b) return ScheduleKind::zeropp;
+  return v > 1 ? ScheduleKind::interleaved : ScheduleKind::one_f_one_b;
+}
+
+Plan build_plan(const EstimateArgs& a) {
+  Plan plan;
+  const bool from_file = !a.plan_file.empty();
+  if (from_file) {
+    if (!a.model.empty() || !a.cluster.empty())
+      throw SpecError("plan", "--plan gives the model and the cluster; do not combine it with --model/--cluster");
+    plan = load_plan(a.plan_file);
+  } else {
+    if (a.model.empty() || a.cluster.empty())
+      throw SpecError("plan", "give --plan FILE, or --model and --cluster (zoo names or JSON files)");
+    plan.model = load_model(a.model);
+    plan.cluster = load_cluster(a.cluster);
+  }
+  ParallelSpec& p = plan.parallel;
+  if (!a.strategy.empty()) p.strategy = strategy_from_string(a.strategy, "parallel.strategy");
+  if (!from_file || !a.strategy.empty()) p.zero_stage = default_zero_stage(p.strategy);
+  if (a.tp) p.tp = *a.tp;
+  if (a.pp) p.pp = *a.pp;
+  if (a.z) p.z = *a.z;
+  if (a.v) p.v = *a.v;
+  if (a.zero_stage) p.zero_stage = *a.zero_stage;
+  if (a.dp) {
+    p.dp = *a.dp;
+  } else if (a.gpus) {
+    const int inner = p.tp * p.z * p.pp;
+    if (*a.gpus % inner != 0)
+      throw SpecError("gpus", fmt::format("--gpus={} is not a multiple of tp*z*pp={}", *a.gpus, inner));
+    p.dp = *a.gpus / inner;
+  }
+  if (!a.schedule.empty())
+    p.schedule = schedule_from_string(a.schedule, "parallel.schedule");
+  else if (!from_file || a.v || !a.strategy.empty())
+    p.schedule = default_schedule(p.strategy, p.v);
+  if (a.micro_batch) p.micro_batch = *a.micro_batch;
+  if (a.micro_batches && a.global_batch)
+    throw SpecError("parallel.micro_batches", "give --micro-batches or --global-batch, not both");
+  if (a.micro_batches) p.micro_batches = *a.micro_batches;
+  if (a.global_batch) {
+    const long long per_step = 1LL * p.micro_batch * p.pipelines();
+    if (*a.global_batch % per_step != 0)
+      throw SpecError("global_batch", fmt::format("--global-batch={} is not a multiple of micro_batch*z*dp={}",
+                                                  *a.global_batch, per_step));
+    p.micro_batches = static_cast<int>(*a.global_batch / per_step);
+  }
+  if (a.unit) p.unit = *a.unit;
+  if (!a.recompute.empty()) p.recompute = recompute_from_string(a.recompute, "parallel.recompute");
+  if (!a.grad_reduce.empty()) p.grad_reduce = grad_reduce_from_string(a.grad_reduce, "parallel.grad_reduce");
+  if (a.sequence_parallel)
+    p.sequence_parallel = *a.sequence_parallel;
+  else if (!from_file)
+    p.sequence_parallel = p.tp > 1;
+  if (!a.dtype.empty()) p.dtype = dtype_from_string(a.dtype, "parallel.dtype");
+  validate(plan);
+  return plan;
+}
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+void print_table(const Plan& plan, const analytic::Estimate& e) {
+  const ParallelSpec& p = plan.parallel;
+  std::cout << fmt::format("plan: {} on {}, {} GPUs, strategy {}\n", plan.model.name, plan.cluster.name, p.world(),
+                           to_string(p.strategy));
+  std::cout << fmt::format("      tp={} pp={} dp={} z={} zero_stage={} v={} schedule={} b={} B={} U={} recompute={} "
+                           "sp={} {}\n\n",
+                           p.tp, p.pp, p.dp, p.z, p.zero_stage, p.v, to_string(p.schedule), p.micro_batch,
+                           p.micro_batches, p.unit, to_string(p.recompute), p.sequence_parallel ? "on" : "off",
+                           to_string(p.dtype));
+  const auto& t = e.time_s;
+  std::cout << fmt::format("time per iteration   {:10.4f} s\n", t.iteration);
+  std::cout << fmt::format("  compute            {:10.4f} s\n", t.compute);
+  std::cout << fmt::format("  exposed comm       {:10.4f} s  (tp {:.4f}, pp {:.4f}, zero {:.4f}, dp {:.4f})\n",
+                           t.comm_exposed, t.tp_exposed, t.pp_exposed, t.zero_exposed, t.dp_exposed);
+  std::cout << fmt::format("  bubble             {:10.4f} s\n\n", t.bubble);
+  const auto& th = e.throughput;
+  std::cout << fmt::format("throughput           {:10.0f} tokens/s, {:.1f} TFLOP/s per GPU (incl. recompute), "
+                           "MFU {:.1f}%\n\n",
+                           th.tokens_per_s, th.tflops_per_gpu, 100 * th.mfu);
+  const auto& c = e.comm_bytes;
+  std::cout << fmt::format("sent per GPU/iter    {:10.3f} GB  (tp {:.3f}, pp {:.3f}, dp {:.3f}, zero {:.3f}; GB = 1e9)\n\n",
+                           c.total / 1e9, c.tp / 1e9, c.pp / 1e9, c.dp / 1e9, c.zero / 1e9);
+  const auto& m = e.memory_bytes;
+  std::cout << fmt::format("memory per GPU       {:10.2f} GiB of {:.2f} GiB  (params {:.2f}, grads {:.2f}, optimizer "
+                           "{:.2f}, activations {:.2f}, buffers {:.2f})\n",
+                           m.peak / kGiB, plan.cluster.memory_bytes / kGiB, m.params / kGiB, m.grads / kGiB,
+                           m.optimizer / kGiB, m.activations / kGiB, m.buffers / kGiB);
+  if (e.feasible)
+    std::cout << "fits in memory       yes\n";
+  else
+    std::cout << fmt::format("fits in memory       NO: over by {:.2f} GiB\n", e.over_by_bytes / kGiB);
+}
+
+int run(const EstimateArgs& args) {
+  const Plan plan = build_plan(args);
+  analytic::EstimateOptions options;
+  options.time.overlap_dp_sync = !args.no_dp_overlap;
+  const analytic::Estimate est = analytic::estimate(plan, options);
+  if (args.format == Format::json) {
+    nlohmann::json j = analytic::to_json(est);
+    j["schema"] = kSchemaVersion;
+    j["command"] = "estimate";
+    j["plan"] = {{"model", to_json(plan.model)}, {"cluster", plan.cluster.name}, {"parallel", to_json(plan.parallel)}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    print_table(plan, est);
+  }
+  return 0;
+}
+
+const bool registered = register_command({
+    "estimate",
+    "Estimate one plan: time, throughput, memory and communication per GPU",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<EstimateArgs>();
+      sub.add_option("--plan", a->plan_file, "Plan JSON {model, cluster, parallel}");
+      sub.add_option("--model", a->model, "Model: zoo name or JSON file");
+      sub.add_option("--cluster", a->cluster, "Cluster: zoo name or JSON file");
+      sub.add_option("--strategy", a->strategy, "3d | zero3 | 1f1b_zero1 | zero3_pp | zeropp_a | zeropp_b");
+      sub.add_option("--tp", a->tp, "Tensor parallel size (tensor_model_parallel_size)");
+      sub.add_option("--pp", a->pp, "Pipeline parallel size (pipeline_model_parallel_size)");
+      sub.add_option("--dp", a->dp, "Data parallel size across nodes");
+      sub.add_option("--gpus", a->gpus, "GPUs in all; sets dp = gpus/(tp*z*pp) when --dp is not given");
+      sub.add_option("--z", a->z, "Intra-node ZeRO-3 group size");
+      sub.add_option("--zero-stage", a->zero_stage, "ZeRO stage of the dp dimension (default: by strategy)");
+      sub.add_option("--v", a->v, "Model chunks per pipeline rank");
+      sub.add_option("--schedule", a->schedule, "gpipe | 1f1b | interleaved | bfs | zb_h1 | zb_h2 | zeropp");
+      sub.add_option("--micro-batch", a->micro_batch, "b, sequences per micro-batch (micro_batch_size)");
+      sub.add_option("--micro-batches", a->micro_batches, "B, micro-batches per iteration per pipeline");
+      sub.add_option("--global-batch", a->global_batch, "Sequences per iteration; sets B = G/(b*z*dp)");
+      sub.add_option("--unit", a->unit, "U, ZeroPP scheduling-unit size");
+      sub.add_option("--recompute", a->recompute, "none | selective | full");
+      sub.add_option("--grad-reduce", a->grad_reduce, "ZeroPP gradient reduction: per_unit | per_w");
+      sub.add_option("--sequence-parallel", a->sequence_parallel, "true | false (default: on when tp > 1)");
+      sub.add_option("--dtype", a->dtype, "bf16 | fp16 | fp32");
+      sub.add_flag("--no-dp-overlap", a->no_dp_overlap, "DP gradient sync after the backward, not overlapped");
+      add_format_option(sub, a->format);
+      return [a] { return run(*a); };
+    },
+});
+
+}  // namespace
+}  // namespace zeropp::cli

@@ -1,0 +1,68 @@
+// `zeropp models [NAME|PATH ...]`: the model zoo (or the given models) as a table or JSON.
+#include <algorithm>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cost_model/cli/command.hpp"
+#include "cost_model/spec/config.hpp"
+#include "cost_model/spec/names.hpp"
+
+namespace zeropp::cli {
+namespace {
+
+// The zoo reads best family by family, smallest first: by the name's prefix ("gpt3", "llama2", "megatron"), then
+// by L*h^2, which orders models by their transformer parameters (12*L*h^2 for a GELU MLP).
+void sort_by_family_and_size(std::vector<ModelSpec>& models) {
+  const auto family = [](const ModelSpec& m) { return m.name.substr(0, m.name.find('-')); };
+  const auto size = [](const ModelSpec& m) { return 1.0 * m.layers * m.hidden * m.hidden; };
+  std::stable_sort(models.begin(), models.end(), [&](const ModelSpec& a, const ModelSpec& b) {
+    return family(a) != family(b) ? family(a) < family(b) : size(a) < size(b);
+  });
+}
+
+void print_table(const std::vector<ModelSpec>& models) {
+  std::cout << fmt::format("{:<18} {:>4} {:>6} {:>4} {:>4} {:>6} {:>5} {:>6} {:<6} {:<6} {:<9}\n", "model", "L", "h",
+                           "a", "kv", "ffn", "s", "V", "mlp", "tied", "positions");
+  for (const ModelSpec& m : models)
+    std::cout << fmt::format("{:<18} {:>4} {:>6} {:>4} {:>4} {:>6} {:>5} {:>6} {:<6} {:<6} {:<9}\n", m.name, m.layers,
+                             m.hidden, m.heads, m.kv_heads_or_heads(), m.ffn(), m.seq_len, m.vocab, to_string(m.mlp),
+                             m.tied_embedding ? "yes" : "no", m.learned_positions ? "learned" : "rotary");
+}
+
+void print_json(const std::vector<ModelSpec>& models) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const ModelSpec& m : models) {
+    nlohmann::json entry = to_json(m);
+    // Resolved sizes, so readers need not re-implement the defaults (still a valid model config).
+    entry["kv_heads"] = m.kv_heads_or_heads();
+    entry["ffn_hidden"] = m.ffn();
+    list.push_back(entry);
+  }
+  std::cout << nlohmann::json{{"schema", kSchemaVersion}, {"models", list}}.dump(2) << "\n";
+}
+
+const bool registered = register_command({
+    "models",
+    "List the model zoo (configs/models), or the given zoo names or JSON files, with resolved sizes",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto names = std::make_shared<std::vector<std::string>>();
+      auto format = std::make_shared<Format>(Format::table);
+      sub.add_option("models", *names, "Zoo names or paths to model JSON files (default: the whole zoo)");
+      add_format_option(sub, *format);
+      return [names, format] {
+        std::vector<ModelSpec> models;
+        for (const auto& name : names->empty() ? zoo_models() : *names) models.push_back(load_model(name));
+        if (names->empty()) sort_by_family_and_size(models);
+        if (*format == Format::json)
+          print_json(models);
+        else
+          print_table(models);
+        return 0;
+      };
+    },
+});
+
+}  // namespace
+}  // namespace zeropp::cli

@@ -1,0 +1,88 @@
+// `zeropp validate`: predicted vs published throughput for the runs of a validation set (default: Narayanan et al.
+// 2021, Table 1), on one cluster profile for every row, with the error per row, the mean absolute error and the max.
+//   zeropp validate [--set narayanan2021] [--check] [--format json]
+// --check exits 1 when the mean absolute error exceeds --max-mean or a row exceeds --max-row.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cost_model/analytic/validation.hpp"
+#include "cost_model/cli/command.hpp"
+
+namespace zeropp::cli {
+namespace {
+
+struct ValidateArgs {
+  std::string set = "narayanan2021";
+  bool check = false;
+  double max_mean = 0.05;
+  double max_row = 0.10;
+  Format format = Format::table;
+};
+
+int run(const ValidateArgs& args) {
+  analytic::ValidationReport report = analytic::load_validation(args.set);
+  analytic::run_validation(report);
+  const bool within = report.mean_abs_error <= args.max_mean && report.max_abs_error <= args.max_row;
+  if (args.format == Format::json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& r : report.rows) {
+      const ParallelSpec& p = r.plan.parallel;
+      rows.push_back({{"name", r.name},
+                      {"gpus", p.world()},
+                      {"tp", p.tp},
+                      {"pp", p.pp},
+                      {"dp", p.dp},
+                      {"v", p.v},
+                      {"micro_batch", p.micro_batch},
+                      {"micro_batches", p.micro_batches},
+                      {"published_tflops_per_gpu", r.published_tflops},
+                      {"predicted_tflops_per_gpu", r.predicted_tflops},
+                      {"error", r.error}});
+    }
+    nlohmann::json j = {{"schema", kSchemaVersion},
+                        {"command", "validate"},
+                        {"set", args.set},
+                        {"source", report.source},
+                        {"cluster", report.cluster},
+                        {"rows", rows},
+                        {"mean_abs_error", report.mean_abs_error},
+                        {"max_abs_error", report.max_abs_error},
+                        {"target", {{"max_mean", args.max_mean}, {"max_row", args.max_row}}},
+                        {"within_target", within}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("{}\ncluster profile: {} (one profile for every row)\n\n", report.source, report.cluster);
+    std::cout << fmt::format("{:<8} {:>5} {:>3} {:>3} {:>4} {:>2} {:>3} {:>5} {:>10} {:>10} {:>8}\n", "model", "GPUs",
+                             "tp", "pp", "dp", "v", "b", "B", "published", "predicted", "error");
+    for (const auto& r : report.rows) {
+      const ParallelSpec& p = r.plan.parallel;
+      std::cout << fmt::format("{:<8} {:>5} {:>3} {:>3} {:>4} {:>2} {:>3} {:>5} {:>10.1f} {:>10.1f} {:>7.1f}%\n", r.name,
+                               p.world(), p.tp, p.pp, p.dp, p.v, p.micro_batch, p.micro_batches, r.published_tflops,
+                               r.predicted_tflops, 100 * r.error);
+    }
+    std::cout << fmt::format("\nTFLOP/s per GPU as the paper counts it (recomputation included). mean |error| "
+                             "{:.1f}% (target <= {:.0f}%), max |error| {:.1f}% (target <= {:.0f}%): {}\n",
+                             100 * report.mean_abs_error, 100 * args.max_mean, 100 * report.max_abs_error,
+                             100 * args.max_row, within ? "within target" : "OUTSIDE target");
+  }
+  return args.check && !within ? 1 : 0;
+}
+
+const bool registered = register_command({
+    "validate",
+    "Predicted vs published throughput (Narayanan et al. 2021 Table 1) on one cluster profile",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<ValidateArgs>();
+      sub.add_option("--set", a->set, "Validation set: name under configs/validation or JSON file");
+      sub.add_flag("--check", a->check, "Exit 1 when the errors exceed the targets");
+      sub.add_option("--max-mean", a->max_mean, "Target for the mean absolute error (default 0.05)");
+      sub.add_option("--max-row", a->max_row, "Target for the largest row error (default 0.10)");
+      add_format_option(sub, a->format);
+      return [a] { return run(*a); };
+    },
+});
+
+}  // namespace
+}  // namespace zeropp::cli

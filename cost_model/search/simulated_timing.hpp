@@ -1,0 +1,24 @@
+#pragma once
+// A plan's iteration time from the schedule simulator, in the analytic model's PipelineTiming form, so that
+// analytic::estimate (throughput, memory feasibility) can run on simulated time through
+// EstimateOptions::pipeline.
+//
+// The program is simulate::schedule_for(plan) lowered with simulate::lowering_for(plan) and costed by
+// simulate::costs_from_plan(plan). The iteration is the makespan; its split is the one of the busiest rank
+// (largest compute-stream time), so that compute + comm_exposed + bubble = iteration:
+//   tp_exposed   the TP collectives inside that rank's F/B/RECOMPUTE actions (always on the critical path),
+//                counted from analytic::action_costs;
+//   compute      its compute-stream time minus tp_exposed;
+//   pp/zero/dp   the time a p2p / intra-node (ZeRO-3) / inter-node (DP) stream is busy while the compute
+//                stream idles; when two of them are exposed at the same instant that instant is split evenly
+//                between them, so the three add up to the simulator's exposed_comm;
+//   bubble       makespan - compute-stream time - exposed_comm (nothing runs).
+// peak_memory is the highest per-rank peak the simulator tracked.
+#include "cost_model/analytic/time_model.hpp"
+#include "cost_model/spec/config.hpp"
+
+namespace zeropp::search {
+
+analytic::PipelineTiming simulated_timing(const Plan& plan);
+
+}  // namespace zeropp::search

@@ -1,0 +1,205 @@
+// ClusterSpec <-> JSON, and the cluster's own rules. JSON units are those of spec sheets and nccl-tests
+// (TFLOP/s, GiB, GB/s per GPU per direction, microseconds); inside everything is SI (see units.hpp).
+#include <array>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "cost_model/spec/config.hpp"
+#include "cost_model/spec/error.hpp"
+#include "cost_model/spec/json_fields.hpp"
+#include "cost_model/spec/names.hpp"
+#include "cost_model/spec/units.hpp"
+
+namespace zeropp {
+namespace {
+
+using detail::from_unit;
+using detail::to_unit;
+
+constexpr std::array<std::string_view, 2> kLinkLevels{"intra", "inter"};
+constexpr std::array<std::string_view, 4> kCollectives{"all_reduce", "all_gather", "reduce_scatter", "send_recv"};
+
+LinkSpec link_from_json(const nlohmann::json& j, const std::string& path) {
+  const detail::Fields f(j, path, {"bandwidth_GBps", "latency_us"});
+  return {from_unit(f.number("bandwidth_GBps"), detail::kGBps), from_unit(f.number("latency_us"), detail::kMicroseconds)};
+}
+
+nlohmann::json link_to_json(const LinkSpec& link) {
+  return {{"bandwidth_GBps", to_unit(link.bandwidth, detail::kGBps)},
+          {"latency_us", to_unit(link.latency, detail::kMicroseconds)}};
+}
+
+// "intra": {"all_reduce": {"latency_us": .., "bandwidth_GBps": ..}, ...}, "inter": {...}
+std::map<std::string, std::map<std::string, CollectiveFit>> collectives_from_json(const nlohmann::json& j,
+                                                                                  const std::string& path) {
+  const detail::Fields levels(j, path, {"intra", "inter"});
+  std::map<std::string, std::map<std::string, CollectiveFit>> out;
+  for (std::string_view level : kLinkLevels) {
+    if (!levels.has(level)) continue;
+    const detail::Fields names(levels.at(level), levels.path_of(level),
+                               {"all_reduce", "all_gather", "reduce_scatter", "send_recv"});
+    auto& fits = out[std::string(level)];
+    for (std::string_view name : kCollectives) {
+      if (!names.has(name)) continue;
+      const LinkSpec fit = link_from_json(names.at(name), names.path_of(name));
+      fits[std::string(name)] = {fit.latency, fit.bandwidth};
+    }
+  }
+  return out;
+}
+
+// "bf16": [{"flops": 2*m*n*k, "efficiency": achieved/peak}, ...] in increasing flops.
+std::map<Dtype, std::vector<GemmEfficiencyPoint>> gemm_table_from_json(const nlohmann::json& j,
+                                                                       const std::string& path) {
+  const detail::Fields dtypes(j, path, {"bf16", "fp16", "fp32"});
+  std::map<Dtype, std::vector<GemmEfficiencyPoint>> out;
+  for (const auto& item : j.items()) {
+    const std::string list_path = dtypes.path_of(item.key());
+    detail::expect_array(item.value(), list_path);
+    auto& points = out[dtype_from_string(item.key(), list_path)];
+    for (std::size_t i = 0; i < item.value().size(); ++i) {
+      const detail::Fields p(item.value()[i], fmt::format("{}[{}]", list_path, i), {"flops", "efficiency"});
+      points.push_back({p.number("flops"), p.number("efficiency")});
+    }
+  }
+  return out;
+}
+
+void check_link(const LinkSpec& link, const std::string& path, bool used, const std::string& why_used) {
+  const double gbps = to_unit(link.bandwidth, detail::kGBps);
+  if (link.bandwidth < 0 || (used && link.bandwidth == 0))
+    throw SpecError(path + ".bandwidth_GBps",
+                    fmt::format("{}.bandwidth_GBps={} must be > 0{}", path, gbps, used ? why_used : ""));
+  if (link.latency < 0)
+    throw SpecError(path + ".latency_us", fmt::format("{}.latency_us={} must be >= 0", path,
+                                                      to_unit(link.latency, detail::kMicroseconds)));
+}
+
+bool is_one_of(std::string_view name, const auto& allowed) {
+  for (std::string_view a : allowed)
+    if (a == name) return true;
+  return false;
+}
+
+}  // namespace
+
+ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& field) {
+  const detail::Fields f(j, field,
+                         {"name", "nodes", "gpus_per_node", "peak_tflops", "memory_gib", "memory_bandwidth_GBps", "intra",
+                          "inter", "gemm_efficiency", "collectives", "gemm_table"});
+  ClusterSpec c;
+  c.name = f.string("name", "");
+  c.nodes = f.integer("nodes");
+  c.gpus_per_node = f.integer("gpus_per_node");
+  {
+    const detail::Fields peaks(f.at("peak_tflops"), f.path_of("peak_tflops"), {"bf16", "fp16", "fp32"});
+    for (const auto& item : f.at("peak_tflops").items()) {
+      const std::string path = peaks.path_of(item.key());
+      c.peak_flops[dtype_from_string(item.key(), path)] =
+          from_unit(detail::as_number(item.value(), path), detail::kTflops);
+    }
+  }
+  c.memory_bytes = from_unit(f.number("memory_gib"), detail::kGiB);
+  c.memory_bandwidth = from_unit(f.number("memory_bandwidth_GBps", 0), detail::kGBps);  // absent: unknown
+  // A link must be described when the cluster uses it: NVLink with more than one GPU per node, the network
+  // with more than one node.
+  if (f.has("intra") || c.gpus_per_node > 1) c.intra = link_from_json(f.at("intra"), f.path_of("intra"));
+  if (f.has("inter") || c.nodes > 1) c.inter = link_from_json(f.at("inter"), f.path_of("inter"));
+  c.gemm_efficiency = f.number("gemm_efficiency", c.gemm_efficiency);
+  if (f.has("collectives")) c.collectives = collectives_from_json(f.at("collectives"), f.path_of("collectives"));
+  if (f.has("gemm_table")) c.gemm_table = gemm_table_from_json(f.at("gemm_table"), f.path_of("gemm_table"));
+  validate(c, field);
+  return c;
+}
+
+nlohmann::json to_json(const ClusterSpec& c) {
+  nlohmann::json peaks = nlohmann::json::object();
+  for (const auto& [dtype, flops] : c.peak_flops) peaks[to_string(dtype)] = to_unit(flops, detail::kTflops);
+  nlohmann::json j = {{"name", c.name},
+                      {"nodes", c.nodes},
+                      {"gpus_per_node", c.gpus_per_node},
+                      {"peak_tflops", peaks},
+                      {"memory_gib", to_unit(c.memory_bytes, detail::kGiB)},
+                      {"memory_bandwidth_GBps", to_unit(c.memory_bandwidth, detail::kGBps)},
+                      {"intra", link_to_json(c.intra)},
+                      {"inter", link_to_json(c.inter)},
+                      {"gemm_efficiency", c.gemm_efficiency}};
+  if (!c.collectives.empty()) {
+    nlohmann::json levels = nlohmann::json::object();
+    for (const auto& [level, fits] : c.collectives) {
+      levels[level] = nlohmann::json::object();
+      for (const auto& [name, fit] : fits) levels[level][name] = link_to_json({fit.bandwidth, fit.latency});
+    }
+    j["collectives"] = levels;
+  }
+  if (!c.gemm_table.empty()) {
+    nlohmann::json table = nlohmann::json::object();
+    for (const auto& [dtype, points] : c.gemm_table) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& p : points) list.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
+      table[to_string(dtype)] = list;
+    }
+    j["gemm_table"] = table;
+  }
+  return j;
+}
+
+void validate(const ClusterSpec& c, const std::string& field) {
+  if (c.nodes <= 0) throw SpecError(field + ".nodes", fmt::format("{}.nodes={} must be > 0", field, c.nodes));
+  if (c.gpus_per_node <= 0)
+    throw SpecError(field + ".gpus_per_node",
+                    fmt::format("{}.gpus_per_node={} must be > 0", field, c.gpus_per_node));
+  if (c.peak_flops.empty())
+    throw SpecError(field + ".peak_tflops",
+                    fmt::format("{}.peak_tflops must give at least one of bf16, fp16, fp32", field));
+  for (const auto& [dtype, flops] : c.peak_flops)
+    if (!(flops > 0)) {
+      const std::string path = field + ".peak_tflops." + to_string(dtype);
+      throw SpecError(path, fmt::format("{}={} must be > 0", path, to_unit(flops, detail::kTflops)));
+    }
+  if (!(c.memory_bytes > 0))
+    throw SpecError(field + ".memory_gib", fmt::format("{}.memory_gib={} must be > 0", field,
+                                                       to_unit(c.memory_bytes, detail::kGiB)));
+  if (c.memory_bandwidth < 0)
+    throw SpecError(field + ".memory_bandwidth_GBps",
+                    fmt::format("{}.memory_bandwidth_GBps={} must be >= 0 (0 or absent: unknown)", field,
+                                to_unit(c.memory_bandwidth, detail::kGBps)));
+  check_link(c.intra, field + ".intra", c.gpus_per_node > 1,
+             fmt::format(" ({}.gpus_per_node={})", field, c.gpus_per_node));
+  check_link(c.inter, field + ".inter", c.nodes > 1, fmt::format(" ({}.nodes={})", field, c.nodes));
+  if (!(c.gemm_efficiency > 0 && c.gemm_efficiency <= 1))
+    throw SpecError(field + ".gemm_efficiency",
+                    fmt::format("{}.gemm_efficiency={} must be in (0, 1]", field, c.gemm_efficiency));
+  for (const auto& [level, fits] : c.collectives) {
+    const std::string level_path = field + ".collectives." + level;
+    if (!is_one_of(level, kLinkLevels))
+      throw SpecError(level_path, fmt::format("{}: the link level must be intra or inter", level_path));
+    for (const auto& [name, fit] : fits) {
+      const std::string path = level_path + "." + name;
+      if (!is_one_of(name, kCollectives))
+        throw SpecError(path, fmt::format("{}: the collective must be one of all_reduce, all_gather, "
+                                          "reduce_scatter, send_recv",
+                                          path));
+      check_link({fit.bandwidth, fit.latency}, path, true, "");
+    }
+  }
+  for (const auto& [dtype, points] : c.gemm_table) {
+    const std::string path = field + ".gemm_table." + to_string(dtype);
+    if (points.empty()) throw SpecError(path, fmt::format("{} is empty", path));
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const std::string at = fmt::format("{}[{}]", path, i);
+      if (!(points[i].flops > 0))
+        throw SpecError(at + ".flops", fmt::format("{}.flops={} must be > 0", at, points[i].flops));
+      if (i > 0 && !(points[i].flops > points[i - 1].flops))
+        throw SpecError(at + ".flops", fmt::format("{}.flops={} must be greater than {}[{}].flops={} (points in "
+                                                   "increasing flops)",
+                                                   at, points[i].flops, path, i - 1, points[i - 1].flops));
+      if (!(points[i].efficiency > 0 && points[i].efficiency <= 1))
+        throw SpecError(at + ".efficiency",
+                        fmt::format("{}.efficiency={} must be in (0, 1]", at, points[i].efficiency));
+    }
+  }
+}
+
+}  // namespace zeropp

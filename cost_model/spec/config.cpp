@@ -1,0 +1,204 @@
+// JSON configs: parsing with comments, plans and experiments, and loading from the zoo or from files.
+//
+// Key names and their Megatron-LM counterparts (configs/README.md has the same table for users):
+//   model    layers             --num-layers                         L
+//            hidden             --hidden-size                        h
+//            heads              --num-attention-heads                a
+//            kv_heads           --num-query-groups (with --group-query-attention); absent: = heads
+//            ffn_hidden         --ffn-hidden-size; absent: 4h (gelu) or Llama's rounding of 8h/3 (swiglu)
+//            seq_len            --seq-length                         s
+//            vocab              the padded vocabulary size           V
+//            mlp                "swiglu" = --swiglu, "gelu" = Megatron's default MLP
+//            tied_embedding     false = --untie-embeddings-and-output-weights
+//            learned_positions  true = --position-embedding-type learned_absolute, false = rope
+//   parallel tp                 --tensor-model-parallel-size         t
+//            pp                 --pipeline-model-parallel-size       p
+//            v                  --virtual-pipeline-model-parallel-size (model chunks per PP rank; Megatron's
+//                               --num-layers-per-virtual-pipeline-stage = L/(pp*v))
+//            dp, z              data-parallel size = z*dp (z: the intra-node ZeRO-3 group, dp: across nodes)
+//            zero_stage         ZeRO stage of the dp dimension; 1 with strategy 3d = --use-distributed-optimizer
+//            micro_batch        --micro-batch-size                   b
+//            micro_batches      B, micro-batches per pipeline per iteration; --global-batch-size = b*B*z*dp
+//            recompute          "selective" = --recompute-activations, "full" = --recompute-granularity full
+//            sequence_parallel  --sequence-parallel
+//            dtype              "bf16" = --bf16, "fp16" = --fp16
+//            unit, allow_ragged_units, grad_reduce, strategy, schedule: ZeroPP/toolkit terms, no Megatron flag
+//   cluster  units of spec sheets and nccl-tests: peak_tflops (dense TFLOP/s per GPU), memory_gib (GiB = 2^30
+//            bytes per GPU), memory_bandwidth_GBps and bandwidth_GBps (GB/s = 1e9 bytes/s; links per GPU per
+//            direction), latency_us (microseconds). Inside, everything is SI: FLOP/s, bytes, bytes/s, seconds.
+#include "cost_model/spec/config.hpp"
+
+#include <set>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "cost_model/spec/error.hpp"
+#include "cost_model/spec/json_fields.hpp"
+#include "cost_model/spec/names.hpp"
+#include "cost_model/spec/zoo_paths.hpp"
+
+namespace zeropp {
+namespace fs = std::filesystem;
+namespace {
+
+// Line and column (1-based) of byte offset `byte` (nlohmann counts the offending character, 1-based).
+std::pair<std::size_t, std::size_t> line_column(const std::string& text, std::size_t byte) {
+  std::size_t line = 1, column = 0;
+  for (std::size_t i = 0; i < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 0;
+    } else {
+      ++column;
+    }
+  }
+  return {line, std::max<std::size_t>(column, 1)};
+}
+
+// nlohmann's message without its "[json.exception...] parse error at line L, column C: " prefix.
+std::string parse_error_detail(const std::string& what) {
+  const auto column = what.find("column ");
+  const auto colon = column == std::string::npos ? what.find(": ") : what.find(": ", column);
+  return colon == std::string::npos ? what : what.substr(colon + 2);
+}
+
+// Runs `load`, prefixing any SpecError's message with the file it came from (the field path is kept).
+template <typename Load>
+auto from_file(const fs::path& path, Load&& load) {
+  try {
+    return load();
+  } catch (const SpecError& e) {
+    throw SpecError(e.field(), path.string() + ": " + e.what());
+  }
+}
+
+ModelSpec model_from_file(const fs::path& path) {
+  nlohmann::json j = detail::read_json_file(path);
+  return from_file(path, [&] {
+    if (j.is_object() && !j.contains("name")) j["name"] = path.stem().string();
+    return model_from_json(j, "model");
+  });
+}
+
+ClusterSpec cluster_from_file(const fs::path& path) {
+  nlohmann::json j = detail::read_json_file(path);
+  return from_file(path, [&] {
+    if (j.is_object() && !j.contains("name")) j["name"] = path.stem().string();
+    return cluster_from_json(j, "cluster");
+  });
+}
+
+// "model": "gpt3-13b" | "path/to/model.json" | {...}
+ModelSpec model_from_value(const nlohmann::json& value, const fs::path& base_dir) {
+  if (value.is_string())
+    return model_from_file(detail::resolve_config("models", "model", value.get<std::string>(), base_dir));
+  if (!value.is_object())
+    throw SpecError("model", fmt::format("model: expected a zoo name, a file path or an object, got {} {}",
+                                         value.type_name(), detail::show(value)));
+  return model_from_json(value, "model");
+}
+
+ClusterSpec cluster_from_value(const nlohmann::json& value, const fs::path& base_dir) {
+  if (value.is_string())
+    return cluster_from_file(detail::resolve_config("clusters", "cluster", value.get<std::string>(), base_dir));
+  if (!value.is_object())
+    throw SpecError("cluster", fmt::format("cluster: expected a zoo name, a file path or an object, got {} {}",
+                                           value.type_name(), detail::show(value)));
+  return cluster_from_json(value, "cluster");
+}
+
+}  // namespace
+
+nlohmann::json parse_json_with_comments(const std::string& text, const std::string& source_name) {
+  // nlohmann keeps the last of two equal keys; a repeated key is almost always an edit gone wrong, so it is an
+  // error here, like an unknown key.
+  std::vector<std::set<std::string>> open_objects;
+  const nlohmann::json::parser_callback_t reject_duplicates = [&](int, nlohmann::json::parse_event_t event,
+                                                                  nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) open_objects.emplace_back();
+    if (event == Event::object_end) open_objects.pop_back();
+    if (event == Event::key && !open_objects.back().insert(parsed.get<std::string>()).second)
+      throw SpecError("", fmt::format("{}: duplicate key \"{}\"", source_name, parsed.get<std::string>()));
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(text, reject_duplicates, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const nlohmann::json::parse_error& e) {
+    const auto [line, column] = line_column(text, e.byte);
+    throw SpecError("", fmt::format("{}:{}:{}: invalid JSON: {}", source_name, line, column,
+                                    parse_error_detail(e.what())));
+  }
+}
+
+Plan plan_from_json(const nlohmann::json& j, const fs::path& base_dir) {
+  const detail::Fields f(j, "plan", {"model", "cluster", "parallel"});
+  Plan plan{model_from_value(f.at("model"), base_dir), cluster_from_value(f.at("cluster"), base_dir),
+            parallel_from_json(f.at("parallel"), "parallel")};
+  validate(plan);
+  return plan;
+}
+
+nlohmann::json to_json(const Plan& plan) {
+  return {{"model", to_json(plan.model)}, {"cluster", to_json(plan.cluster)}, {"parallel", to_json(plan.parallel)}};
+}
+
+Experiment experiment_from_json(const nlohmann::json& j, const fs::path& base_dir) {
+  const detail::Fields f(j, "experiment",
+                         {"name", "model", "cluster", "gpus", "global_batch", "strategies", "dtype"});
+  Experiment e;
+  e.name = f.string("name", "");
+  e.model = model_from_value(f.at("model"), base_dir);
+  e.cluster = cluster_from_value(f.at("cluster"), base_dir);
+  e.gpus = f.integer("gpus");
+  e.global_batch = f.integer64("global_batch");
+  if (f.has("strategies")) {
+    const nlohmann::json& list = f.at("strategies");
+    detail::expect_array(list, f.path_of("strategies"));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string path = fmt::format("experiment.strategies[{}]", i);
+      e.strategies.push_back(strategy_from_string(detail::as_string(list[i], path), path));
+    }
+  }
+  if (f.has("dtype")) e.dtype = dtype_from_string(f.string("dtype"), f.path_of("dtype"));
+  validate(e);
+  return e;
+}
+
+nlohmann::json to_json(const Experiment& e) {
+  nlohmann::json strategies = nlohmann::json::array();
+  for (Strategy s : e.strategies) strategies.push_back(to_string(s));
+  return {{"name", e.name},
+          {"model", to_json(e.model)},
+          {"cluster", to_json(e.cluster)},
+          {"gpus", e.gpus},
+          {"global_batch", e.global_batch},
+          {"strategies", strategies},
+          {"dtype", to_string(e.dtype)}};
+}
+
+ModelSpec load_model(const std::string& name_or_path) {
+  return model_from_file(detail::resolve_config("models", "model", name_or_path, {}));
+}
+
+ClusterSpec load_cluster(const std::string& name_or_path) {
+  return cluster_from_file(detail::resolve_config("clusters", "cluster", name_or_path, {}));
+}
+
+Plan load_plan(const std::string& path) {
+  const fs::path file = path;
+  const nlohmann::json j = detail::read_json_file(file);
+  return from_file(file, [&] { return plan_from_json(j, file.parent_path()); });
+}
+
+Experiment load_experiment(const std::string& name_or_path) {
+  const fs::path file = detail::resolve_config("experiments", "experiment", name_or_path, {});
+  nlohmann::json j = detail::read_json_file(file);
+  return from_file(file, [&] {
+    if (j.is_object() && !j.contains("name")) j["name"] = file.stem().string();
+    return experiment_from_json(j, file.parent_path());
+  });
+}
+
+}  // namespace zeropp

@@ -1,0 +1,71 @@
+// ModelSpec <-> JSON, and the model's own rules. Key names: see the mapping at the top of config.cpp.
+#include <fmt/format.h>
+
+#include "cost_model/spec/config.hpp"
+#include "cost_model/spec/error.hpp"
+#include "cost_model/spec/json_fields.hpp"
+#include "cost_model/spec/names.hpp"
+
+namespace zeropp {
+
+ModelSpec model_from_json(const nlohmann::json& j, const std::string& field) {
+  const detail::Fields f(j, field,
+                         {"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "mlp",
+                          "tied_embedding", "learned_positions"});
+  ModelSpec m;
+  m.name = f.string("name", "");
+  m.layers = f.integer("layers");
+  m.hidden = f.integer("hidden");
+  m.heads = f.integer("heads");
+  m.kv_heads = f.integer("kv_heads", 0);
+  m.ffn_hidden = f.integer("ffn_hidden", 0);
+  m.seq_len = f.integer("seq_len");
+  m.vocab = f.integer("vocab");
+  if (f.has("mlp")) m.mlp = mlp_from_string(f.string("mlp"), f.path_of("mlp"));
+  m.tied_embedding = f.boolean("tied_embedding", true);
+  m.learned_positions = f.boolean("learned_positions", true);
+  validate(m, field);
+  return m;
+}
+
+nlohmann::json to_json(const ModelSpec& m) {
+  nlohmann::json j = {{"name", m.name},
+                      {"layers", m.layers},
+                      {"hidden", m.hidden},
+                      {"heads", m.heads},
+                      {"seq_len", m.seq_len},
+                      {"vocab", m.vocab},
+                      {"mlp", to_string(m.mlp)},
+                      {"tied_embedding", m.tied_embedding},
+                      {"learned_positions", m.learned_positions}};
+  // 0 means "the default" for both; leaving them out keeps the default visible as a default.
+  if (m.kv_heads != 0) j["kv_heads"] = m.kv_heads;
+  if (m.ffn_hidden != 0) j["ffn_hidden"] = m.ffn_hidden;
+  return j;
+}
+
+void validate(const ModelSpec& m, const std::string& field) {
+  const auto positive = [&](const char* key, int value) {
+    if (value <= 0) throw SpecError(field + "." + key, fmt::format("{}.{}={} must be > 0", field, key, value));
+  };
+  positive("layers", m.layers);
+  positive("hidden", m.hidden);
+  positive("heads", m.heads);
+  positive("seq_len", m.seq_len);
+  positive("vocab", m.vocab);
+  if (m.kv_heads < 0)
+    throw SpecError(field + ".kv_heads", fmt::format("{}.kv_heads={} must be >= 0 (0 or absent: kv_heads = heads)",
+                                                     field, m.kv_heads));
+  if (m.ffn_hidden < 0)
+    throw SpecError(field + ".ffn_hidden",
+                    fmt::format("{}.ffn_hidden={} must be >= 0 (0 or absent: the default for model.mlp)", field,
+                                m.ffn_hidden));
+  if (m.hidden % m.heads != 0)
+    throw SpecError(field + ".heads", fmt::format("{0}.heads={1} does not divide {0}.hidden={2}", field, m.heads,
+                                                  m.hidden));
+  if (m.kv_heads > 0 && m.heads % m.kv_heads != 0)
+    throw SpecError(field + ".kv_heads", fmt::format("{0}.kv_heads={1} does not divide {0}.heads={2}", field,
+                                                     m.kv_heads, m.heads));
+}
+
+}  // namespace zeropp

@@ -1,0 +1,80 @@
+// One name table per spec enum. The JSON configs, the CLI and every printed table use these names, so a value
+// printed by one command can be pasted into a config or another command unchanged.
+#include "cost_model/spec/names.hpp"
+
+#include <array>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "cost_model/spec/error.hpp"
+
+namespace zeropp {
+namespace {
+
+template <typename E, std::size_t N>
+using Table = std::array<std::pair<E, std::string_view>, N>;
+
+constexpr Table<Dtype, 3> kDtypes{{{Dtype::bf16, "bf16"}, {Dtype::fp16, "fp16"}, {Dtype::fp32, "fp32"}}};
+
+constexpr Table<MlpKind, 2> kMlps{{{MlpKind::gelu, "gelu"}, {MlpKind::swiglu, "swiglu"}}};
+
+constexpr Table<Strategy, 6> kStrategies{{{Strategy::three_d, "3d"},
+                                          {Strategy::zero3, "zero3"},
+                                          {Strategy::pp_zero1, "1f1b_zero1"},
+                                          {Strategy::zero3_pp, "zero3_pp"},
+                                          {Strategy::zeropp_a, "zeropp_a"},
+                                          {Strategy::zeropp_b, "zeropp_b"}}};
+
+constexpr Table<ScheduleKind, 7> kSchedules{{{ScheduleKind::gpipe, "gpipe"},
+                                             {ScheduleKind::one_f_one_b, "1f1b"},
+                                             {ScheduleKind::interleaved, "interleaved"},
+                                             {ScheduleKind::bfs, "bfs"},
+                                             {ScheduleKind::zb_h1, "zb_h1"},
+                                             {ScheduleKind::zb_h2, "zb_h2"},
+                                             {ScheduleKind::zeropp, "zeropp"}}};
+
+constexpr Table<Recompute, 3> kRecomputes{
+    {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
+
+constexpr Table<GradReduce, 2> kGradReduces{{{GradReduce::per_unit, "per_unit"}, {GradReduce::per_w, "per_w"}}};
+
+template <typename E, std::size_t N>
+std::string name_of(const Table<E, N>& table, E value) {
+  for (const auto& [e, name] : table)
+    if (e == value) return std::string(name);
+  return fmt::format("<invalid {}>", static_cast<int>(value));  // only reachable through a bad cast
+}
+
+template <typename E, std::size_t N>
+E parse(const Table<E, N>& table, std::string_view text, const std::string& field) {
+  for (const auto& [e, name] : table)
+    if (name == text) return e;
+  std::string allowed;
+  for (const auto& [e, name] : table) allowed += (allowed.empty() ? "" : ", ") + std::string(name);
+  throw SpecError(field, fmt::format("{}=\"{}\" must be one of {}", field, text, allowed));
+}
+
+}  // namespace
+
+std::string to_string(Dtype v) { return name_of(kDtypes, v); }
+std::string to_string(MlpKind v) { return name_of(kMlps, v); }
+std::string to_string(Strategy v) { return name_of(kStrategies, v); }
+std::string to_string(ScheduleKind v) { return name_of(kSchedules, v); }
+std::string to_string(Recompute v) { return name_of(kRecomputes, v); }
+std::string to_string(GradReduce v) { return name_of(kGradReduces, v); }
+
+Dtype dtype_from_string(std::string_view s, const std::string& field) { return parse(kDtypes, s, field); }
+MlpKind mlp_from_string(std::string_view s, const std::string& field) { return parse(kMlps, s, field); }
+Strategy strategy_from_string(std::string_view s, const std::string& field) { return parse(kStrategies, s, field); }
+ScheduleKind schedule_from_string(std::string_view s, const std::string& field) {
+  return parse(kSchedules, s, field);
+}
+Recompute recompute_from_string(std::string_view s, const std::string& field) {
+  return parse(kRecomputes, s, field);
+}
+GradReduce grad_reduce_from_string(std::string_view s, const std::string& field) {
+  return parse(kGradReduces, s, field);
+}
+
+}  // namespace zeropp

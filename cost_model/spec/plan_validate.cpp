@@ -1,0 +1,91 @@
+// Rules that tie the specs together: a plan's parallel split against its model and cluster, and an experiment's
+// GPU count against its cluster.
+#include <fmt/format.h>
+
+#include "cost_model/spec/config.hpp"
+#include "cost_model/spec/error.hpp"
+#include "cost_model/spec/names.hpp"
+
+namespace zeropp {
+namespace {
+
+void check_divides(const std::string& divisor_name, int divisor, const std::string& field, const std::string& what,
+                   long long value) {
+  if (value % divisor != 0)
+    throw SpecError(field, fmt::format("{}={} does not divide {}={}", divisor_name, divisor, what, value));
+}
+
+void check_dtype(Dtype dtype, const std::string& field, const ClusterSpec& cluster) {
+  if (!cluster.peak_flops.contains(dtype))
+    throw SpecError(field, fmt::format("{}={} has no peak in the cluster: cluster.peak_tflops.{} is not given",
+                                       field, to_string(dtype), to_string(dtype)));
+}
+
+// GPUs are used a node at a time, or a part of one node: 12 GPUs on 8-GPU nodes is not a layout we model.
+// `label` names the count in messages: "experiment.gpus" or "parallel: world tp*z*pp*dp".
+void check_gpu_count(const std::string& field, const std::string& label, int gpus, const ClusterSpec& cluster) {
+  if (gpus > cluster.world())
+    throw SpecError(field, fmt::format("{}={} exceeds the cluster's {} GPUs (cluster.nodes={} x "
+                                       "cluster.gpus_per_node={})",
+                                       label, gpus, cluster.world(), cluster.nodes, cluster.gpus_per_node));
+  if (gpus % cluster.gpus_per_node != 0 && cluster.gpus_per_node % gpus != 0)
+    throw SpecError(field, fmt::format("{}={} must be a multiple or a divisor of cluster.gpus_per_node={} "
+                                       "(whole nodes, or part of one node)",
+                                       label, gpus, cluster.gpus_per_node));
+}
+
+}  // namespace
+
+void validate(const Plan& plan) {
+  const ModelSpec& m = plan.model;
+  const ClusterSpec& c = plan.cluster;
+  const ParallelSpec& p = plan.parallel;
+  validate(m);
+  validate(c);
+  validate(p);
+  check_dtype(p.dtype, "parallel.dtype", c);
+
+  // Megatron's tensor-parallel split: heads, key/value groups and the MLP columns divide evenly over tp.
+  check_divides("parallel.tp", p.tp, "parallel.tp", "model.heads", m.heads);
+  if (m.kv_heads > 0) check_divides("parallel.tp", p.tp, "parallel.tp", "model.kv_heads", m.kv_heads);
+  if (m.ffn() % p.tp != 0)
+    throw SpecError("parallel.tp", fmt::format("parallel.tp={} does not divide the MLP's hidden size {} "
+                                               "(model.ffn_hidden)",
+                                               p.tp, m.ffn()));
+  // Every virtual stage holds the same number of layers.
+  if (p.v == 1)
+    check_divides("parallel.pp", p.pp, "parallel.pp", "model.layers", m.layers);
+  else if (m.layers % (p.pp * p.v) != 0)
+    throw SpecError("parallel.v", fmt::format("parallel.pp*parallel.v={}*{}={} does not divide model.layers={}", p.pp,
+                                              p.v, p.pp * p.v, m.layers));
+
+  // The intra-node dimension (tp or z; at most one is > 1) is innermost in rank order and must fit in a node.
+  const bool tp_inner = p.tp > 1;
+  const int inner = tp_inner ? p.tp : p.z;
+  if (c.gpus_per_node % inner != 0)
+    throw SpecError(tp_inner ? "parallel.tp" : "parallel.z",
+                    fmt::format("{}={} does not divide cluster.gpus_per_node={}: the {} group must sit inside one "
+                                "node",
+                                tp_inner ? "parallel.tp" : "parallel.z", inner, c.gpus_per_node,
+                                tp_inner ? "tensor-parallel" : "ZeRO-3"));
+  check_gpu_count("parallel", "parallel: world tp*z*pp*dp", p.world(), c);
+}
+
+void validate(const Experiment& e) {
+  validate(e.model);
+  validate(e.cluster);
+  if (e.gpus < 1) throw SpecError("experiment.gpus", fmt::format("experiment.gpus={} must be >= 1", e.gpus));
+  check_gpu_count("experiment.gpus", "experiment.gpus", e.gpus, e.cluster);
+  if (e.global_batch < 1)
+    throw SpecError("experiment.global_batch",
+                    fmt::format("experiment.global_batch={} must be >= 1", e.global_batch));
+  check_dtype(e.dtype, "experiment.dtype", e.cluster);
+  for (std::size_t i = 0; i < e.strategies.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (e.strategies[i] == e.strategies[k])
+        throw SpecError(fmt::format("experiment.strategies[{}]", i),
+                        fmt::format("experiment.strategies[{}]=\"{}\" is already listed at [{}]", i,
+                                    to_string(e.strategies[i]), k));
+}
+
+}  // namespace zeropp

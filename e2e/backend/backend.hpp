@@ -1,0 +1,159 @@
+#pragma once
+// The math the GPT needs, behind one abstract interface, so the model and the runtime are written once and a
+// backend (CPU: fp32 + Eigen; CUDA: bf16 + cuBLASLt, a later issue) only implements these operations.
+//
+// Conventions (as llm.c): row-major; shape letters B batch (micro-batch size b), T sequence, C channels (h),
+// NH heads, V vocabulary, N = B*T rows (or the rows a rank holds under sequence parallelism). A linear layer's
+// weight is [OC, IC] and computes out = inp @ weight^T + bias. Operations named *_backward_weight ACCUMULATE
+// (+=) into their gradient outputs (gradients sum over micro-batches); every other output is overwritten unless
+// an `accumulate` flag says otherwise. All operations are synchronous from the caller's point of view on the
+// CPU backend; a device backend may queue them on its compute stream, and `synchronize()` waits for them.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "e2e/backend/tensor.hpp"
+
+namespace zeropp::e2e {
+
+// Operation classes for the time profile (what fraction of a step is GEMM).
+enum class OpKind : std::uint8_t {
+  gemm,
+  attention,
+  layernorm,
+  gelu,
+  embedding,
+  cross_entropy,
+  adamw,
+  elementwise,
+  count
+};
+std::string_view op_kind_name(OpKind);
+
+struct OpStats {
+  std::int64_t calls = 0;
+  double seconds = 0.0;  // time inside the operation, only while profiling is on (CPU backend: thread CPU time)
+  double flops = 0.0;    // matmul FLOPs (multiply-add = 2) the operation performed
+};
+
+// One AdamW update's hyper-parameters, with the bias corrections already folded in by the optimizer.
+struct AdamWArgs {
+  float lr = 0.0f;
+  float beta1 = 0.9f;
+  float beta2 = 0.95f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;      // decoupled: p -= lr * wd * p
+  float bias_correction1 = 1.0f;  // 1 - beta1^t
+  float bias_correction2 = 1.0f;  // 1 - beta2^t
+  float grad_scale = 1.0f;        // gradient multiplier (global-norm clipping); g_used = grad_scale * g
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;  // "cpu", "cuda"
+  // Element type of activations and of the parameters the layers read (f32 on CPU; bf16 on CUDA).
+  virtual DType compute_dtype() const = 0;
+
+  // ---- memory (Buffer calls these) ----
+  void* allocate(std::size_t bytes);  // throws std::bad_alloc
+  void deallocate(void* p, std::size_t bytes) noexcept;
+  std::size_t bytes_in_use() const { return bytes_in_use_; }
+  std::size_t peak_bytes() const { return peak_bytes_; }
+  void reset_peak() { peak_bytes_ = bytes_in_use_; }
+
+  // ---- transfers and synchronisation ----
+  virtual void copy_from_host(Tensor dst, const void* src) = 0;  // dst.bytes() bytes
+  virtual void copy_to_host(void* dst, Tensor src) = 0;
+  virtual void synchronize() = 0;  // wait for queued work (before communication or host reads)
+
+  // ---- GEMM ----
+  // C[M,N] = alpha * op(A) @ op(B) + beta * C, row-major with row strides lda/ldb/ldc (elements).
+  // op(A) is [M,K]: A is [M,K] (lda >= K) or, with trans_a, [K,M] (lda >= M); likewise op(B) is [K,N].
+  virtual void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, Tensor A, int lda, Tensor B, int ldb,
+                    float beta, Tensor C, int ldc) = 0;
+  // out[N,OC] = inp[N,IC] @ weight[OC,IC]^T + bias[OC] (bias may be empty).
+  virtual void linear_forward(Tensor out, Tensor inp, Tensor weight, Tensor bias, int N, int IC, int OC) = 0;
+  // dinp[N,IC] (=, or += with accumulate) dout[N,OC] @ weight[OC,IC].
+  virtual void linear_backward_input(Tensor dinp, Tensor dout, Tensor weight, int N, int IC, int OC,
+                                     bool accumulate) = 0;
+  // dweight[OC,IC] += dout^T @ inp; dbias[OC] += column sums of dout (dbias may be empty).
+  virtual void linear_backward_weight(Tensor dweight, Tensor dbias, Tensor dout, Tensor inp, int N, int IC, int OC) = 0;
+
+  // ---- layer norm over the last dimension (eps 1e-5) ----
+  // out = (inp - mean) * rstd * weight + bias; mean[N] and rstd[N] are saved for the backward.
+  virtual void layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight, Tensor bias, int N,
+                                 int C) = 0;
+  // dinp (=, or += with accumulate) the input gradient.
+  virtual void layernorm_backward_input(Tensor dinp, Tensor dout, Tensor inp, Tensor mean, Tensor rstd, Tensor weight,
+                                        int N, int C, bool accumulate) = 0;
+  // dweight += sum_rows(dout * xhat); dbias += sum_rows(dout).
+  virtual void layernorm_backward_weight(Tensor dweight, Tensor dbias, Tensor dout, Tensor inp, Tensor mean,
+                                         Tensor rstd, int N, int C) = 0;
+
+  // ---- GELU, tanh approximation (GPT-2) ----
+  virtual void gelu_forward(Tensor out, Tensor inp, std::int64_t n) = 0;
+  virtual void gelu_backward(Tensor dinp, Tensor inp, Tensor dout, std::int64_t n) = 0;  // dinp overwritten
+
+  // ---- causal multi-head self-attention ----
+  // qkv[B,T,3*C]: each row is [q | k | v], head h owning columns h*hs..(h+1)*hs-1 of each part, hs = C/NH.
+  // out[B,T,C] = softmax(q k^T / sqrt(hs), causal) v; att[B,NH,T,T] saves the probabilities (zero above the
+  // diagonal) for the backward. C here is the channels this rank holds (C/tp under tensor parallelism).
+  virtual void attention_forward(Tensor out, Tensor att, Tensor qkv, int B, int T, int C, int NH) = 0;
+  // dqkv[B,T,3*C] overwritten.
+  virtual void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor att, int B, int T, int C, int NH) = 0;
+
+  // ---- token + learned position embedding ----
+  // Row r (0 <= r < N) holds sequence position (row0 + r) % T: out[r] = wte[tokens[r]] + wpe[(row0 + r) % T].
+  // row0 is the first global row this rank holds (non-zero only under sequence parallelism).
+  virtual void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe, int N, int T, int C, int row0) = 0;
+  virtual void embedding_backward_weight(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens, int N, int T, int C,
+                                         int row0) = 0;
+
+  // ---- softmax cross-entropy over V classes ----
+  // probs[N,V] = softmax(logits) (probs may alias logits); losses[N] = -log probs[target].
+  virtual void crossentropy_forward(Tensor losses, Tensor probs, Tensor logits, Tensor targets, int N, int V) = 0;
+  // dlogits[N,V] = scale * (probs - onehot(target)) (dlogits may alias probs).
+  virtual void crossentropy_backward(Tensor dlogits, Tensor probs, Tensor targets, int N, int V, float scale) = 0;
+
+  // ---- element-wise and reductions ----
+  virtual void add(Tensor out, Tensor a, Tensor b, std::int64_t n) = 0;  // out = a + b (out may alias a or b)
+  virtual void accumulate(Tensor y, Tensor x, std::int64_t n) = 0;       // y += x
+  virtual void scale(Tensor x, float s, std::int64_t n) = 0;             // x *= s
+  virtual void copy(Tensor dst, Tensor src, std::int64_t n) = 0;         // same dtype, no overlap
+  virtual void fill_zero(Tensor x) = 0;                                  // whole view
+  virtual double sum_squares(Tensor x) = 0;  // sum of x^2 accumulated in double, in index order
+  virtual double sum(Tensor x) = 0;          // sum of x accumulated in double, in index order
+
+  // ---- optimizer ----
+  // One AdamW step on n fp32 elements: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+  // p -= lr * (m/bc1 / (sqrt(v/bc2) + eps) + wd * p), with g = grad_scale * grads.
+  virtual void adamw_update(Tensor params, Tensor grads, Tensor m, Tensor v, std::int64_t n, const AdamWArgs& args) = 0;
+
+  // ---- profile ----
+  void set_profiling(bool on) { profiling_ = on; }
+  bool profiling() const { return profiling_; }
+  const OpStats& stats(OpKind k) const { return stats_[static_cast<int>(k)]; }
+  void reset_stats();
+
+ protected:
+  // Backends call this for each operation while profiling() is on (time and matmul FLOPs).
+  void record(OpKind k, double seconds, double flops);
+
+ private:
+  std::size_t bytes_in_use_ = 0;
+  std::size_t peak_bytes_ = 0;
+  bool profiling_ = false;
+  OpStats stats_[static_cast<int>(OpKind::count)]{};
+
+  virtual void* raw_allocate(std::size_t bytes) = 0;
+  virtual void raw_deallocate(void* p) noexcept = 0;
+};
+
+// "cpu" (always built) or "cuda" (when built with ZEROPP_HAVE_CUDA). Throws zeropp::SpecError("backend", ...)
+// naming the known backends otherwise. `threads` is the CPU backend's Eigen thread count (1 per MPI rank).
+std::unique_ptr<Backend> make_backend(std::string_view name, int threads = 1);
+
+}  // namespace zeropp::e2e

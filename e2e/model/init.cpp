@@ -1,0 +1,129 @@
+// Deterministic GPT-2 initialisation, independent of how the model is split (layout.hpp).
+#include <cmath>
+#include <cstdint>
+#include <numbers>
+
+#include "e2e/model/layout.hpp"
+
+namespace zeropp::e2e {
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Uniform in (0, 1]: never 0, so log() below is finite.
+double unit(std::uint64_t bits) { return (static_cast<double>(bits >> 11) + 1.0) * 0x1.0p-53; }
+
+// Standard normal number `index` of the stream `key` (Box-Muller on two counter-derived uniforms).
+double normal(std::uint64_t key, std::int64_t index) {
+  const std::uint64_t i = static_cast<std::uint64_t>(index);
+  const double u1 = unit(splitmix64(key ^ splitmix64(2 * i)));
+  const double u2 = unit(splitmix64(key ^ splitmix64(2 * i + 1)));
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+// Index in the unsliced tensor of element `local` of TP rank `rank`'s slice (layout.hpp's slicing rules).
+std::int64_t full_index(const GptConfig& g, ParamKind kind, int t, int rank, std::int64_t local) {
+  if (t == 1) return local;
+  const std::int64_t C = g.C, Cl = g.C / t, F = g.F, Fl = g.F / t;
+  switch (kind) {
+    case ParamKind::qkv_w: {  // [3Cl, C] of [3C, C]: q, k and v rows of this rank's heads
+      const std::int64_t r = local / C, c = local % C;
+      return ((r / Cl) * C + rank * Cl + r % Cl) * C + c;
+    }
+    case ParamKind::qkv_b:
+      return (local / Cl) * C + rank * Cl + local % Cl;
+    case ParamKind::attproj_w: {  // [C, Cl] of [C, C]: input columns
+      const std::int64_t o = local / Cl, i = local % Cl;
+      return o * C + rank * Cl + i;
+    }
+    case ParamKind::fc_w:  // [Fl, C] of [F, C]: output rows
+      return rank * Fl * C + local;
+    case ParamKind::fc_b:
+      return rank * Fl + local;
+    case ParamKind::fcproj_w: {  // [C, Fl] of [C, F]: input columns
+      const std::int64_t o = local / Fl, i = local % Fl;
+      return o * F + rank * Fl + i;
+    }
+    default:
+      return local;
+  }
+}
+
+}  // namespace
+
+void init_parameters(const ChunkLayout& layout, int tp_rank, std::uint64_t seed, float* host) {
+  const GptConfig& g = layout.config();
+  const double std_dev = 0.02;
+  const double residual_std = 0.02 / std::sqrt(2.0 * g.L);  // GPT-2: residual projections scaled by 1/sqrt(2L)
+  for (const ParamSegment& s : layout.segments()) {
+    float* p = host + s.offset;
+    const std::uint64_t key =
+        splitmix64(seed ^ splitmix64((static_cast<std::uint64_t>(s.kind) << 32) ^ static_cast<std::uint32_t>(s.layer)));
+    switch (s.kind) {
+      case ParamKind::ln1_w:
+      case ParamKind::ln2_w:
+      case ParamKind::lnf_w:
+        for (std::int64_t i = 0; i < s.numel; ++i) p[i] = 1.0f;
+        break;
+      case ParamKind::ln1_b:
+      case ParamKind::ln2_b:
+      case ParamKind::lnf_b:
+      case ParamKind::qkv_b:
+      case ParamKind::attproj_b:
+      case ParamKind::fc_b:
+      case ParamKind::fcproj_b:
+        for (std::int64_t i = 0; i < s.numel; ++i) p[i] = 0.0f;
+        break;
+      default: {
+        const bool residual = s.kind == ParamKind::attproj_w || s.kind == ParamKind::fcproj_w;
+        const double sd = residual ? residual_std : std_dev;
+        const int t = s.tp_sliced ? layout.tp_size() : 1;
+        for (std::int64_t i = 0; i < s.numel; ++i) {
+          p[i] = static_cast<float>(sd * normal(key, full_index(g, s.kind, t, tp_rank, i)));
+        }
+      }
+    }
+  }
+}
+
+void slice_for_tp(const GptConfig& g, ParamKind kind, int tp_size, int tp_rank, const float* full, float* local) {
+  const std::int64_t C = g.C, Cl = g.C / tp_size, Fl = g.F / tp_size;
+  std::int64_t n = 0;
+  switch (kind) {
+    case ParamKind::wte:
+      n = std::int64_t{g.V} * C;
+      break;
+    case ParamKind::wpe:
+      n = std::int64_t{g.T} * C;
+      break;
+    case ParamKind::qkv_w:
+      n = 3 * Cl * C;
+      break;
+    case ParamKind::qkv_b:
+      n = 3 * Cl;
+      break;
+    case ParamKind::attproj_w:
+      n = C * Cl;
+      break;
+    case ParamKind::fc_w:
+      n = Fl * C;
+      break;
+    case ParamKind::fc_b:
+      n = Fl;
+      break;
+    case ParamKind::fcproj_w:
+      n = C * Fl;
+      break;
+    default:
+      n = C;
+      break;  // layer-norm weights and biases, attproj_b, fcproj_b
+  }
+  for (std::int64_t i = 0; i < n; ++i) local[i] = full[full_index(g, kind, tp_size, tp_rank, i)];
+}
+
+}  // namespace zeropp::e2e

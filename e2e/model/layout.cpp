@@ -1,0 +1,161 @@
+#include "e2e/model/layout.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "cost_model/spec/error.hpp"
+
+namespace zeropp::e2e {
+
+std::string_view param_kind_name(ParamKind k) {
+  switch (k) {
+    case ParamKind::wte:
+      return "wte";
+    case ParamKind::wpe:
+      return "wpe";
+    case ParamKind::ln1_w:
+      return "ln1_w";
+    case ParamKind::ln1_b:
+      return "ln1_b";
+    case ParamKind::qkv_w:
+      return "qkv_w";
+    case ParamKind::qkv_b:
+      return "qkv_b";
+    case ParamKind::attproj_w:
+      return "attproj_w";
+    case ParamKind::attproj_b:
+      return "attproj_b";
+    case ParamKind::ln2_w:
+      return "ln2_w";
+    case ParamKind::ln2_b:
+      return "ln2_b";
+    case ParamKind::fc_w:
+      return "fc_w";
+    case ParamKind::fc_b:
+      return "fc_b";
+    case ParamKind::fcproj_w:
+      return "fcproj_w";
+    case ParamKind::fcproj_b:
+      return "fcproj_b";
+    case ParamKind::lnf_w:
+      return "lnf_w";
+    case ParamKind::lnf_b:
+      return "lnf_b";
+  }
+  return "?";
+}
+
+ChunkSpec chunk_spec_for_stage(const GptConfig& g, int stage, int stages, int micro_batch, int loss_microbatches) {
+  if (stages <= 0 || g.L % stages != 0) {
+    throw SpecError("parallel.pp", "pp*v=" + std::to_string(stages) + " does not divide layers=" + std::to_string(g.L));
+  }
+  if (stage < 0 || stage >= stages) throw std::out_of_range("chunk_spec_for_stage: stage outside [0, stages)");
+  ChunkSpec s;
+  s.num_blocks = g.L / stages;
+  s.first_block = stage * s.num_blocks;
+  s.has_embedding = stage == 0;
+  s.has_head = stage == stages - 1;
+  s.micro_batch = micro_batch;
+  s.loss_microbatches = loss_microbatches;
+  return s;
+}
+
+// Segment sizes of one block for TP size t (see layout.hpp for the order).
+namespace {
+struct BlockPart {
+  ParamKind kind;
+  std::int64_t numel;
+  bool decay;
+  bool sliced;
+};
+std::vector<BlockPart> block_parts(const GptConfig& g, int t) {
+  const std::int64_t C = g.C, Cl = g.C / t, Fl = g.F / t;
+  return {
+      {ParamKind::ln1_w, C, false, false},        {ParamKind::ln1_b, C, false, false},
+      {ParamKind::qkv_w, 3 * Cl * C, true, true}, {ParamKind::qkv_b, 3 * Cl, false, true},
+      {ParamKind::attproj_w, C * Cl, true, true}, {ParamKind::attproj_b, C, false, false},
+      {ParamKind::ln2_w, C, false, false},        {ParamKind::ln2_b, C, false, false},
+      {ParamKind::fc_w, Fl * C, true, true},      {ParamKind::fc_b, Fl, false, true},
+      {ParamKind::fcproj_w, C * Fl, true, true},  {ParamKind::fcproj_b, C, false, false},
+  };
+}
+}  // namespace
+
+ChunkLayout::ChunkLayout(const GptConfig& g, const ChunkSpec& s, int tp_size) : cfg_(g), spec_(s), tp_(tp_size) {
+  validate(g);
+  if (tp_size < 1 || g.NH % tp_size != 0 || g.F % tp_size != 0) {
+    throw SpecError("parallel.tp", "tp=" + std::to_string(tp_size) + " must divide heads=" + std::to_string(g.NH) +
+                                       " and ffn_hidden=" + std::to_string(g.F));
+  }
+  if (s.num_blocks < 0 || s.first_block < 0 || s.first_block + s.num_blocks > g.L) {
+    throw std::out_of_range("ChunkLayout: blocks outside [0, L)");
+  }
+  auto push = [&](std::string name, ParamKind kind, int layer, std::int64_t n, bool decay, bool sliced, bool copy) {
+    segments_.push_back({std::move(name), kind, layer, numel_, n, decay, sliced, copy});
+    numel_ += n;
+  };
+  const std::int64_t C = g.C;
+  if (s.has_embedding) {
+    push("wte", ParamKind::wte, -1, std::int64_t{g.V} * C, true, false, false);
+    push("wpe", ParamKind::wpe, -1, std::int64_t{g.T} * C, true, false, false);
+  } else if (s.has_head) {
+    push("wte", ParamKind::wte, -1, std::int64_t{g.V} * C, true, false, true);
+  }
+  first_block_offset_ = numel_;
+  const auto parts = block_parts(g, tp_size);
+  for (const auto& p : parts) block_numel_ += p.numel;
+  for (int i = 0; i < s.num_blocks; ++i) {
+    const int layer = s.first_block + i;
+    for (const auto& p : parts) {
+      push("h" + std::to_string(layer) + "." + std::string(param_kind_name(p.kind)), p.kind, layer, p.numel, p.decay,
+           p.sliced, false);
+    }
+  }
+  if (s.has_head) {
+    push("lnf_w", ParamKind::lnf_w, -1, C, false, false, false);
+    push("lnf_b", ParamKind::lnf_b, -1, C, false, false, false);
+  }
+}
+
+const ParamSegment& ChunkLayout::segment(ParamKind kind, int layer) const {
+  for (const auto& s : segments_) {
+    if (s.kind == kind && s.layer == layer) return s;
+  }
+  throw std::out_of_range("ChunkLayout: no segment " + std::string(param_kind_name(kind)) + " of layer " +
+                          std::to_string(layer));
+}
+
+const ParamSegment* ChunkLayout::find(const std::string& name) const {
+  for (const auto& s : segments_) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+std::int64_t ChunkLayout::block_offset(int local_block) const {
+  if (local_block < 0 || local_block >= spec_.num_blocks) throw std::out_of_range("ChunkLayout::block_offset");
+  return first_block_offset_ + local_block * block_numel_;
+}
+
+std::optional<ParamSegment> ChunkLayout::wte() const {
+  if (!segments_.empty() && segments_.front().kind == ParamKind::wte) return segments_.front();
+  return std::nullopt;
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> ChunkLayout::decay_intervals(std::int64_t lo,
+                                                                                std::int64_t hi) const {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  for (const auto& s : segments_) {
+    if (!s.decay) continue;
+    const std::int64_t a = std::max(lo, s.offset), b = std::min(hi, s.offset + s.numel);
+    if (a >= b) continue;
+    if (!out.empty() && out.back().second == a - lo) {
+      out.back().second = b - lo;  // merge adjacent decayed segments
+    } else {
+      out.emplace_back(a - lo, b - lo);
+    }
+  }
+  return out;
+}
+
+}  // namespace zeropp::e2e

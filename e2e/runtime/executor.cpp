@@ -1,0 +1,328 @@
+#include "e2e/runtime/executor.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace zeropp::e2e {
+namespace {
+
+using schedule::Action;
+using schedule::ActionType;
+
+constexpr int kActivation = 0;  // tag direction: forward activations
+constexpr int kGradient = 1;    // tag direction: backward gradients
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+Executor::Executor(Backend& backend, RankGroups& groups, const RankLayout& layout, const PlanProgram& plan,
+                   const GptConfig& cfg, const DataSource& data, const ExecutorOptions& opt)
+    : backend_(&backend), groups_(&groups), layout_(layout), plan_(&plan), cfg_(cfg), data_(&data), opt_(opt) {
+  const schedule::Program& prog = plan.program;
+  const RankCoords& c = groups.coords;
+  if (prog.pp != layout.pp())
+    throw std::invalid_argument(fmt::format("program has pp={}, layout pp={}", prog.pp, layout.pp()));
+  program_ = &prog.ranks.at(static_cast<std::size_t>(c.pp));
+  pipeline_ = layout.pipeline(c);
+  global_microbatches_ = prog.microbatches * layout.pipelines();
+
+  TensorParallel tp;
+  if (layout.tp() > 1) {
+    tp_comm_ = std::make_unique<TensorParallelCommAdapter>(*groups.inner);
+    tp.size = layout.tp();
+    tp.rank = c.inner;
+    tp.sequence_parallel = opt.sequence_parallel;
+    tp.comm = tp_comm_.get();
+  }
+  const int stages = prog.stages();
+  for (int chunk = 0; chunk < prog.v; ++chunk) {
+    const int stage = chunk * layout.pp() + c.pp;
+    const ChunkSpec spec = chunk_spec_for_stage(cfg, stage, stages, opt.micro_batch, global_microbatches_);
+    const ChunkLayout chunk_layout(cfg, spec, layout.tp());
+    const ChunkRanges ranges =
+        ChunkRanges::make(chunk_layout.numel(), plan.sharded, layout.z(), layout.z() > 1 ? c.inner : 0, layout.dp(),
+                          c.dp, plan.dp_mode == DpSyncMode::reduce_scatter);
+    chunks_.push_back(std::make_unique<ChunkState>(backend, cfg, spec, tp, ranges, opt.optim, opt.seed,
+                                                   layout.tp() > 1 ? c.inner : 0));
+  }
+
+  bool has_opt_step = false;
+  for (std::size_t i = 0; i < program_->size(); ++i) {
+    const Action& a = (*program_)[i];
+    if (a.type == ActionType::RECOMPUTE) recomputed_.insert({a.stage, a.microbatch});
+    if (a.type == ActionType::OPT_STEP) {
+      last_opt_step_ = i;
+      has_opt_step = true;
+    }
+  }
+  if (!has_opt_step)
+    throw std::invalid_argument(fmt::format("the program of pipeline rank {} has no OPT_STEP", c.pp));
+  reset_memory_peaks();
+}
+
+void Executor::reset_memory_peaks() {
+  peaks_ = {};
+  backend_->reset_peak();
+  sample_memory();
+}
+
+int Executor::tag(int direction, int stage, int mb) const {
+  const schedule::Program& prog = plan_->program;
+  return (direction * prog.stages() + stage) * prog.microbatches + mb;
+}
+
+ChunkState& Executor::chunk_for(int stage, const Action& a) {
+  const int pp = layout_.pp();
+  if (stage < 0 || stage % pp != groups_->coords.pp || stage / pp >= static_cast<int>(chunks_.size()))
+    throw std::logic_error(fmt::format("action {} names stage {}, not held by pipeline rank {}",
+                                       schedule::to_string(a), stage, groups_->coords.pp));
+  return *chunks_[static_cast<std::size_t>(stage / pp)];
+}
+
+Buffer Executor::take(std::map<std::pair<int, int>, Buffer>& from, int stage, int mb) {
+  auto it = from.find({stage, mb});
+  if (it == from.end()) return Buffer{};
+  Buffer b = std::move(it->second);
+  from.erase(it);
+  comm_buffer_bytes_ -= static_cast<std::int64_t>(b.view().bytes());
+  return b;
+}
+
+IterationResult Executor::run_iteration(int step, MeasuredTrace* trace) {
+  result_ = {};
+  loss_sum_ = 0.0;
+  for (std::size_t i = 0; i < program_->size(); ++i) {
+    const Action& a = (*program_)[i];
+    const double t0 = trace ? now_seconds() : 0.0;
+    if (a.type == ActionType::OPT_STEP) {
+      if (i == last_opt_step_) finish_iteration(step);
+    } else {
+      execute(a, step);
+    }
+    if (trace) trace->record(a, step, t0, now_seconds());
+    sample_memory();
+    ++result_.actions;
+  }
+  groups_->pp->flush();
+  if (!act_in_.empty() || !grad_in_.empty() || !grad_out_.empty())
+    throw std::logic_error(fmt::format("pipeline rank {}: {} activations / gradients received or kept but never used",
+                                       groups_->coords.pp, act_in_.size() + grad_in_.size() + grad_out_.size()));
+  return result_;
+}
+
+void Executor::execute(const Action& a, int step) {
+  const int pp = layout_.pp();
+  Communicator& pipe = *groups_->pp;
+  const DataType dt = comm_type(backend_->compute_dtype());
+  switch (a.type) {
+    case ActionType::F:
+      forward(a.stage, a.microbatch, step);
+      return;
+    case ActionType::RECOMPUTE:
+      chunk_for(a.stage, a).chunk().recompute(a.microbatch);
+      return;
+    case ActionType::B:
+      backward_input(a.stage, a.microbatch);
+      return;
+    case ActionType::W: {
+      ChunkState& cs = chunk_for(a.stage, a);
+      cs.ensure_grad_buffer();
+      cs.chunk().backward_weight(a.microbatch);
+      return;
+    }
+    case ActionType::BW:
+      fused_backward(a.stage, a.microbatch);
+      return;
+    case ActionType::RECV_F: {
+      ChunkState& cs = chunk_for(a.stage, a);
+      Buffer buf(*backend_, cs.chunk().activation_numel(), backend_->compute_dtype());
+      pipe.recv(buf.view().data, static_cast<std::size_t>(buf.numel()), dt, (a.stage - 1) % pp,
+                tag(kActivation, a.stage, a.microbatch));
+      comm_buffer_bytes_ += static_cast<std::int64_t>(buf.view().bytes());
+      act_in_[{a.stage, a.microbatch}] = std::move(buf);
+      return;
+    }
+    case ActionType::SEND_F: {
+      Chunk& chunk = chunk_for(a.stage, a).chunk();
+      const Tensor out = chunk.output(a.microbatch);
+      pipe.send(out.data, static_cast<std::size_t>(out.numel), dt, (a.stage + 1) % pp,
+                tag(kActivation, a.stage + 1, a.microbatch));
+      chunk.release_output(a.microbatch);
+      return;
+    }
+    case ActionType::RECV_B: {
+      ChunkState& cs = chunk_for(a.stage, a);
+      Buffer buf(*backend_, cs.chunk().activation_numel(), backend_->compute_dtype());
+      pipe.recv(buf.view().data, static_cast<std::size_t>(buf.numel()), dt, (a.stage + 1) % pp,
+                tag(kGradient, a.stage, a.microbatch));
+      comm_buffer_bytes_ += static_cast<std::int64_t>(buf.view().bytes());
+      grad_in_[{a.stage, a.microbatch}] = std::move(buf);
+      return;
+    }
+    case ActionType::SEND_B: {
+      Chunk& chunk = chunk_for(a.stage, a).chunk();
+      const Buffer kept = take(grad_out_, a.stage, a.microbatch);
+      const Tensor g = kept.empty() ? chunk.input_grad(a.microbatch) : kept.view();
+      pipe.send(g.data, static_cast<std::size_t>(g.numel), dt, (a.stage - 1) % pp,
+                tag(kGradient, a.stage - 1, a.microbatch));
+      if (kept.empty()) chunk.release_input_grad(a.microbatch);
+      return;
+    }
+    case ActionType::UNSHARD:
+      chunk_for(a.stage, a).unshard(*groups_->inner);
+      return;
+    case ActionType::RESHARD:
+      chunk_for(a.stage, a).reshard();
+      return;
+    case ActionType::REDUCE_GRAD:
+      chunk_for(a.stage, a).reduce_grad(*groups_->inner);
+      return;
+    case ActionType::DP_SYNC:
+      chunk_for(a.stage, a).dp_sync(*groups_->dp);
+      return;
+    case ActionType::OPT_STEP:
+      return;  // handled by run_iteration
+  }
+  throw std::logic_error(fmt::format("unknown action type {}", static_cast<int>(a.type)));
+}
+
+void Executor::forward(int stage, int mb, int step) {
+  const Action a{ActionType::F, stage, mb};
+  ChunkState& cs = chunk_for(stage, a);
+  Chunk& chunk = cs.chunk();
+  const int g = pipeline_ * plan_->program.microbatches + mb;
+  const TokenBatch batch = data_->batch(step, g, global_microbatches_, opt_.micro_batch, cfg_.T);
+  const StashMode mode = recomputed_.count({stage, mb}) ? StashMode::recompute : StashMode::keep;
+
+  if (stage == 0) {
+    chunk.forward(mb, batch, Tensor{}, mode);
+  } else if (Buffer in = take(act_in_, stage, mb); !in.empty()) {
+    chunk.forward(mb, batch, in.view(), mode);
+  } else {
+    // The previous stage runs on this rank too (pp = 1 with several chunks): no message, hand it over.
+    ChunkState& prev = chunk_for(stage - 1, a);
+    chunk.forward(mb, batch, prev.chunk().output(mb), mode);
+    prev.chunk().release_output(mb);
+  }
+
+  if (chunk.spec().has_head) {
+    const double loss = chunk.loss(mb);
+    if (!std::isfinite(loss))
+      throw std::runtime_error(fmt::format("loss is {} at step {} micro-batch {} (global {}) on stage {}", loss,
+                                           step, mb, g, stage));
+    // Without sequence parallelism every tp rank computes the same loss: count it once.
+    const bool counted = layout_.tp() == 1 || opt_.sequence_parallel || groups_->coords.inner == 0;
+    if (counted) loss_sum_ += loss;
+  }
+}
+
+void Executor::backward_input(int stage, int mb) {
+  const Action a{ActionType::B, stage, mb};
+  Chunk& chunk = chunk_for(stage, a).chunk();
+  if (chunk.spec().has_head) {
+    chunk.backward_input(mb, Tensor{});
+  } else if (Buffer g = take(grad_in_, stage, mb); !g.empty()) {
+    chunk.backward_input(mb, g.view());
+  } else if (Buffer kept = take(grad_out_, stage + 1, mb); !kept.empty()) {
+    chunk.backward_input(mb, kept.view());  // the next stage on this rank ran a fused BW
+  } else {
+    ChunkState& next = chunk_for(stage + 1, a);
+    chunk.backward_input(mb, next.chunk().input_grad(mb));
+    next.chunk().release_input_grad(mb);
+  }
+}
+
+void Executor::fused_backward(int stage, int mb) {
+  const Action a{ActionType::BW, stage, mb};
+  ChunkState& cs = chunk_for(stage, a);
+  cs.ensure_grad_buffer();
+  backward_input(stage, mb);
+  // W frees the stash, input gradient included: keep a copy for the SEND_B (or the previous local stage's B).
+  if (!cs.chunk().spec().has_embedding) {
+    const Tensor g = cs.chunk().input_grad(mb);
+    Buffer copy(*backend_, g.numel, g.dtype);
+    backend_->copy(copy.view(), g, g.numel);
+    comm_buffer_bytes_ += static_cast<std::int64_t>(copy.view().bytes());
+    grad_out_[{stage, mb}] = std::move(copy);
+    cs.chunk().release_input_grad(mb);
+  }
+  cs.chunk().backward_weight(mb);
+}
+
+void Executor::sync_tied_embedding() {
+  const RankCoords& c = groups_->coords;
+  if (plan_->program.stages() == 1) return;  // one stage: the head uses the embedding's wte itself
+  if (c.pp != 0 && c.pp != layout_.pp() - 1) return;
+  const std::int64_t vc = static_cast<std::int64_t>(cfg_.V) * cfg_.C;
+  Buffer sum(*backend_, vc, DType::f32);
+  backend_->fill_zero(sum.view());
+  comm_buffer_bytes_ += static_cast<std::int64_t>(sum.view().bytes());
+  // wte sits at chunk offset 0 in both the first and the last stage: add this rank's owned part of each.
+  auto owned = [&](ChunkState& cs, std::int64_t& lo, std::int64_t& hi) {
+    lo = std::max<std::int64_t>(0, cs.ranges().chunk_lo());
+    hi = std::min<std::int64_t>(vc, cs.ranges().chunk_hi());
+    return cs.chunk().layout().wte().has_value() && lo < hi;
+  };
+  for (auto& cs : chunks_) {
+    std::int64_t lo, hi;
+    if (owned(*cs, lo, hi))
+      backend_->accumulate(sum.slice(lo, hi - lo), cs->local_grads().slice(lo - cs->ranges().local_base, hi - lo),
+                           hi - lo);
+  }
+  groups_->embed->all_reduce(sum.view().data, static_cast<std::size_t>(vc), DataType::f32);
+  for (auto& cs : chunks_) {
+    std::int64_t lo, hi;
+    if (owned(*cs, lo, hi))
+      backend_->copy(cs->local_grads().slice(lo - cs->ranges().local_base, hi - lo), sum.slice(lo, hi - lo), hi - lo);
+  }
+  comm_buffer_bytes_ -= static_cast<std::int64_t>(sum.view().bytes());
+}
+
+void Executor::finish_iteration(int step) {
+  if (opt_.sequence_parallel && layout_.tp() > 1)
+    for (auto& cs : chunks_) cs->chunk().sync_sequence_parallel_grads();
+  sync_tied_embedding();
+
+  const int tp_rank = layout_.tp() > 1 ? groups_->coords.inner : 0;
+  double partial[2] = {0.0, loss_sum_};
+  for (auto& cs : chunks_) partial[0] += cs->owned_grad_sum_squares(tp_rank);
+  groups_->world->all_reduce(partial, 2, DataType::f64);
+  const double loss_divisor =
+      static_cast<double>(global_microbatches_) * (opt_.sequence_parallel && layout_.tp() > 1 ? layout_.tp() : 1);
+  result_.loss = partial[1] / loss_divisor;
+  result_.grad_norm = std::sqrt(partial[0]);
+  if (!std::isfinite(partial[0]))
+    throw std::runtime_error(fmt::format("gradient norm is {} at step {}", result_.grad_norm, step));
+  result_.clip_scale = clip_scale(partial[0], opt_.optim.grad_clip);
+
+  for (auto& cs : chunks_) {
+    cs->optimizer_step(step + 1, result_.clip_scale, *groups_->dp);
+    cs->zero_local_grads();
+  }
+}
+
+void Executor::sample_memory() {
+  MemoryPeaks now;
+  for (auto& cs : chunks_) {
+    now.params += cs->param_bytes();
+    now.grads += cs->grad_bytes();
+    now.optimizer += cs->optimizer_bytes();
+  }
+  now.comm = comm_buffer_bytes_;
+  now.total = static_cast<std::int64_t>(backend_->bytes_in_use());
+  now.activations = now.total - now.params - now.grads - now.optimizer - now.comm;
+  peaks_.params = std::max(peaks_.params, now.params);
+  peaks_.grads = std::max(peaks_.grads, now.grads);
+  peaks_.optimizer = std::max(peaks_.optimizer, now.optimizer);
+  peaks_.comm = std::max(peaks_.comm, now.comm);
+  peaks_.activations = std::max(peaks_.activations, now.activations);
+  peaks_.total = std::max<std::int64_t>(peaks_.total, static_cast<std::int64_t>(backend_->peak_bytes()));
+}
+
+}  // namespace zeropp::e2e

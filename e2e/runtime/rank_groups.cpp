@@ -1,0 +1,45 @@
+#include "e2e/runtime/rank_groups.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace zeropp::e2e {
+
+RankGroups RankGroups::split(Communicator& world, const RankLayout& layout) {
+  if (world.size() != layout.world())
+    throw std::invalid_argument(fmt::format("world size {} differs from the layout's {}", world.size(), layout.world()));
+  RankGroups g;
+  g.world = &world;
+  const RankCoords c = layout.coords(world.rank());
+  g.coords = c;
+  const std::string inner_name = layout.tp() > 1 ? "tp" : "z";
+  g.pp = world.split(layout.pp_color(c), c.pp, "pp");
+  g.inner = world.split(layout.inner_color(c), c.inner, inner_name);
+  g.dp = world.split(layout.dp_color(c), c.dp, "dp");
+  // Members: pipeline ranks 0 and pp-1. The tp index separates groups (tp ranks hold identical wte gradients);
+  // z ranks of both stages join one group (each contributes a disjoint shard).
+  const bool member = c.pp == 0 || c.pp == layout.pp() - 1;
+  const int tp_index = layout.tp() > 1 ? c.inner : 0;
+  const int groups = layout.dp() * layout.tp();
+  const int color = member ? c.dp * layout.tp() + tp_index : groups + world.rank();
+  g.embed = world.split(color, world.rank(), "embed");
+  return g;
+}
+
+nlohmann::json RankGroups::stats_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (const Communicator* comm : {world, pp.get(), inner.get(), dp.get(), embed.get()}) {
+    if (comm == nullptr) continue;
+    nlohmann::json s = comm->stats().to_json();
+    if (!s.empty()) out[comm->group()] = std::move(s);
+  }
+  return out;
+}
+
+void RankGroups::reset_stats() {
+  for (Communicator* comm : {world, pp.get(), inner.get(), dp.get(), embed.get()})
+    if (comm != nullptr) comm->stats().reset();
+}
+
+}  // namespace zeropp::e2e

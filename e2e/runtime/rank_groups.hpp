@@ -1,0 +1,31 @@
+#pragma once
+// The communicators of one rank, split from the world by the rank layout:
+//   pp     the pipeline this rank belongs to (same dp and inner index), ordered by pipeline rank;
+//   inner  the intra-node group (z for ZeRO-3, tp for tensor parallelism), ordered by inner index;
+//   dp     the ranks holding the same stage and inner index on other nodes, ordered by dp index;
+//   embed  the first and the last pipeline rank's inner groups of one dp index (and tp index): they sum the
+//          tied word-embedding gradient (the first stage's wte and the last stage's copy). Ranks of other
+//          pipeline ranks get a group of their own that they never use.
+// Built with Communicator::split, so a NCCL world gives NCCL groups and the runtime is unchanged.
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e/comm/communicator.hpp"
+#include "e2e/runtime/rank_layout.hpp"
+
+namespace zeropp::e2e {
+
+struct RankGroups {
+  Communicator* world = nullptr;  // not owned
+  std::unique_ptr<Communicator> pp, inner, dp, embed;
+  RankCoords coords;
+
+  // Collective over `world`.
+  static RankGroups split(Communicator& world, const RankLayout&);
+  // Counts of every group, keyed by group name.
+  nlohmann::json stats_json() const;
+  void reset_stats();
+};
+
+}  // namespace zeropp::e2e

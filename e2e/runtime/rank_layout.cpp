@@ -1,0 +1,24 @@
+#include "e2e/runtime/rank_layout.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace zeropp::e2e {
+
+RankLayout::RankLayout(int tp, int z, int pp, int dp) : tp_(tp), z_(z), pp_(pp), dp_(dp) {
+  if (tp < 1 || z < 1 || pp < 1 || dp < 1)
+    throw std::invalid_argument(fmt::format("rank layout: tp={} z={} pp={} dp={} must all be >= 1", tp, z, pp, dp));
+  if (tp > 1 && z > 1)
+    throw std::invalid_argument(fmt::format("rank layout: tp={} and z={} cannot both exceed 1", tp, z));
+}
+
+RankCoords RankLayout::coords(int r) const {
+  if (r < 0 || r >= world())
+    throw std::out_of_range(fmt::format("rank layout: rank {} outside world {}", r, world()));
+  return RankCoords{r % inner(), (r / inner()) % pp_, r / (inner() * pp_)};
+}
+
+int RankLayout::world_rank(const RankCoords& c) const { return (c.dp * pp_ + c.pp) * inner() + c.inner; }
+
+}  // namespace zeropp::e2e

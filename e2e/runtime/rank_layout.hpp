@@ -1,0 +1,44 @@
+#pragma once
+// Where a world rank sits in the (dp, pp, inner) grid. The intra-node dimension (tp or z; never both > 1) is
+// innermost so its groups sit inside one node, then pp, then dp:
+//   world = (dp_index * pp + pp_index) * inner + inner_index.
+// z ranks run different micro-batches (each is its own pipeline); tp ranks share them.
+#include "cost_model/spec/parallel_spec.hpp"
+
+namespace zeropp::e2e {
+
+struct RankCoords {
+  int inner = 0;  // index in the tp or z group
+  int pp = 0;     // pipeline rank
+  int dp = 0;     // index across nodes
+};
+
+class RankLayout {
+ public:
+  RankLayout(int tp, int z, int pp, int dp);  // throws std::invalid_argument when tp > 1 and z > 1
+  explicit RankLayout(const ParallelSpec& p) : RankLayout(p.tp, p.z, p.pp, p.dp) {}
+
+  int tp() const { return tp_; }
+  int z() const { return z_; }
+  int pp() const { return pp_; }
+  int dp() const { return dp_; }
+  int inner() const { return tp_ * z_; }  // one of them is 1
+  int world() const { return inner() * pp_ * dp_; }
+
+  RankCoords coords(int world_rank) const;
+  int world_rank(const RankCoords&) const;
+
+  // Colors for Communicator::split (ranks with equal color share a group; key orders them inside it).
+  int pp_color(const RankCoords& c) const { return c.dp * inner() + c.inner; }
+  int inner_color(const RankCoords& c) const { return c.dp * pp_ + c.pp; }
+  int dp_color(const RankCoords& c) const { return c.pp * inner() + c.inner; }
+
+  // Pipelines are numbered dp_index * z + z_index; tp ranks of one pipeline share its index.
+  int pipelines() const { return z_ * dp_; }
+  int pipeline(const RankCoords& c) const { return c.dp * z_ + (z_ > 1 ? c.inner : 0); }
+
+ private:
+  int tp_, z_, pp_, dp_;
+};
+
+}  // namespace zeropp::e2e

@@ -1,0 +1,341 @@
+#include "e2e/runtime/trainer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cost_model/search/search.hpp"
+#include "cost_model/simulate/costs_from_plan.hpp"
+#include "cost_model/spec/config.hpp"
+#include "cost_model/spec/error.hpp"
+#include "cost_model/spec/names.hpp"
+#include "e2e/comm/gather.hpp"
+#include "e2e/model/flops.hpp"
+#include "e2e/runtime/atomic_file.hpp"
+#include "e2e/runtime/compare_model.hpp"
+#include "e2e/runtime/executor.hpp"
+#include "e2e/runtime/null_backend.hpp"
+#include "e2e/runtime/reference_check.hpp"
+
+namespace zeropp::e2e {
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Peak resident set of this process (VmHWM), bytes; 0 where /proc is not there.
+double vm_hwm_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      std::istringstream in(line.substr(6));
+      double kb = 0;
+      in >> kb;
+      return kb * 1024.0;
+    }
+  }
+  return 0.0;
+}
+
+std::string default_out_path(const TrainerOptions& opt, const Plan& plan, int world) {
+  const std::string stem = std::filesystem::path(opt.experiment.empty() ? opt.plan_path : opt.experiment).stem().string();
+  return fmt::format("results/runs/{}-{}-w{}.json", stem, to_string(plan.parallel.strategy), world);
+}
+
+// The fastest feasible plan the search finds for an experiment (of one strategy when given).
+Plan plan_from_experiment(const std::string& name, const std::string& strategy) {
+  const search::SearchResult result = search::run_search(load_experiment(name));
+  if (strategy.empty()) {
+    if (result.ranked.empty()) throw SpecError("experiment", fmt::format("no plan of experiment {} fits in memory", name));
+    return result.plan(result.ranked.front());
+  }
+  const Strategy wanted = strategy_from_string(strategy, "strategy");
+  for (const search::StrategySummary& s : result.strategies)
+    if (s.strategy == wanted && s.best) return result.plan(*s.best);
+  throw SpecError("strategy", fmt::format("experiment {} has no feasible plan of strategy {}", name, strategy));
+}
+
+// Everything a run needs, built in the agreed setup phases.
+struct Job {
+  Plan plan;
+  GptConfig gpt;
+  PlanProgram program;
+  std::optional<RankLayout> layout;
+  std::unique_ptr<DataSource> data;
+  RankGroups groups;
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Executor> executor;
+};
+
+void inject_fault(const FaultInjection& fault, Job& job, int rank, int step) {
+  if (fault.kind == FaultInjection::Kind::none || fault.rank != rank || fault.step != step) return;
+  if (fault.kind == FaultInjection::Kind::exception)
+    throw std::runtime_error(fmt::format("injected fault: exception at step {}", step));
+  // NaN parameters: the first chunk's local copy, so the NaN flows into every later stage's activations.
+  ChunkState& cs = *job.executor->chunks().front();
+  const Tensor p = cs.local_params();
+  std::vector<float> nan(static_cast<std::size_t>(p.numel), std::numeric_limits<float>::quiet_NaN());
+  job.backend->copy_from_host(p, nan.data());
+}
+
+struct Measured {
+  std::vector<double> losses, grad_norms, step_seconds;
+  std::int64_t actions_per_iteration = 0;
+};
+
+Measured run_steps(Communicator& world, Job& job, const TrainerOptions& opt, MeasuredTrace& trace) {
+  Measured m;
+  trace.reserve(job.executor->program().size() * static_cast<std::size_t>(opt.steps));
+  for (int step = 0; step < opt.steps; ++step) {
+    inject_fault(opt.fault, job, world.rank(), step);
+    const double t0 = now_seconds();
+    const IterationResult r = job.executor->run_iteration(step, &trace);
+    const double seconds = now_seconds() - t0;
+    m.losses.push_back(r.loss);
+    m.grad_norms.push_back(r.grad_norm);
+    m.step_seconds.push_back(seconds);
+    m.actions_per_iteration = r.actions;
+    if (world.rank() == 0 && !opt.quiet)
+      fmt::print("step {:>3}/{}: loss {:.6f}  grad norm {:.4f}  clip {:.3f}  {:.2f} ms\n", step + 1, opt.steps, r.loss,
+                 r.grad_norm, r.clip_scale, seconds * 1e3);
+  }
+  return m;
+}
+
+// Mean of the step times after the first (warm-up) when there is more than one.
+double steady_seconds(const std::vector<double>& s) {
+  const std::size_t first = s.size() > 1 ? 1 : 0;
+  double sum = 0;
+  for (std::size_t i = first; i < s.size(); ++i) sum += s[i];
+  return sum / static_cast<double>(s.size() - first);
+}
+
+std::string mib(double bytes) { return fmt::format("{:.2f}", bytes / (1024.0 * 1024.0)); }
+
+int report_and_check(Communicator& world, Job& job, const TrainerOptions& opt, const Measured& m,
+                     MeasuredTrace& trace, double origin) {
+  const ParallelSpec& p = job.plan.parallel;
+  const RankLayout& layout = *job.layout;
+  const int rank = world.rank();
+
+  // Snapshot the counters before the report's own gathers add to them.
+  const std::string comm_json = job.groups.stats_json().dump();
+  const MemoryPeaks& peaks = job.executor->memory_peaks();
+  const std::vector<double> memory{double(peaks.params),      double(peaks.grads), double(peaks.optimizer),
+                                   double(peaks.comm),        double(peaks.activations),
+                                   double(peaks.total),       vm_hwm_bytes()};
+  const auto all_memory = all_gather_values(world, memory);
+  const auto all_comm = all_gather_strings(world, comm_json);
+  trace.rebase(origin);
+  const auto events = trace.gather(world, 0);
+
+  // Reference check: every rank compares what it holds; the verdict is computed from gathered numbers, so every
+  // rank returns the same exit code.
+  std::optional<ReferenceComparison> ref;
+  int exit_code = 0;
+  if (opt.check_reference >= 0) {
+    ReferenceConfig rc;
+    rc.model = job.gpt;
+    rc.micro_batch = p.micro_batch;
+    rc.microbatches = p.micro_batches * layout.pipelines();
+    rc.seed = opt.seed;
+    rc.optim = opt.optim;
+    auto ref_backend = make_backend("cpu", 1);
+    const int tp_rank = layout.tp() > 1 ? job.groups.coords.inner : 0;
+    ReferenceComparison mine =
+        compare_with_reference(*ref_backend, rc, *job.data, opt.steps, *job.executor, layout.tp(), tp_rank);
+    const auto all = all_gather_values(world, {mine.max_abs_diff, mine.max_abs_ref, double(mine.compared),
+                                               double(mine.differing)});
+    const auto worst = all_gather_strings(world, mine.worst);
+    ReferenceComparison total;
+    total.losses = mine.losses;
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      const auto& v = all[r];
+      if (v[0] > total.max_abs_diff || total.worst.empty())
+        total.worst = fmt::format("{} on rank {}", worst[r], r);
+      total.max_abs_diff = std::max(total.max_abs_diff, v[0]);
+      total.max_abs_ref = std::max(total.max_abs_ref, v[1]);
+      total.compared += static_cast<std::int64_t>(v[2]);
+      total.differing += static_cast<std::int64_t>(v[3]);
+    }
+    ref = total;
+    const bool params_ok = total.relative_error() <= opt.check_reference;
+    const bool loss_fell = m.losses.size() < 2 || m.losses.back() < m.losses.front();
+    if (!params_ok || !loss_fell) exit_code = 3;
+    if (rank == 0) {
+      fmt::print("reference check: {} elements, max |p - p_ref| = {:.3e}, max |p_ref| = {:.3e}, relative {:.3e} "
+                 "(tolerance {:.1e}) -> {}; bitwise equal: {} ({} differ; largest at {})\n",
+                 total.compared, total.max_abs_diff, total.max_abs_ref, total.relative_error(), opt.check_reference,
+                 params_ok ? "ok" : "FAILED", total.bitwise_equal() ? "yes" : "no", total.differing, total.worst);
+      fmt::print("reference losses:");
+      for (double l : total.losses) fmt::print(" {:.6f}", l);
+      fmt::print("\nloss {} ({:.6f} -> {:.6f})\n", loss_fell ? "falls" : "DOES NOT FALL", m.losses.front(),
+                 m.losses.back());
+    }
+  }
+
+  if (rank != 0) return exit_code;
+
+  const double iteration = steady_seconds(m.step_seconds);
+  const std::int64_t M = static_cast<std::int64_t>(p.micro_batches) * layout.pipelines();
+  const double tokens = static_cast<double>(M) * p.micro_batch * job.gpt.T;
+  const double flops = iteration_flops(job.gpt, p.micro_batch, M);
+  const double tflops_per_rank = flops / iteration / world.size() / 1e12;
+  const double actions_per_second = static_cast<double>(m.actions_per_iteration) / iteration;
+  fmt::print("throughput: {:.0f} tokens/s, {:.4f} model TFLOP/s per rank, {:.3f} ms per iteration, "
+             "{:.0f} actions/s on rank 0 ({} actions per iteration)\n",
+             tokens / iteration, tflops_per_rank, iteration * 1e3, actions_per_second, m.actions_per_iteration);
+  fmt::print("peak memory per rank (MiB): params / grads / optimizer / comm buffers / activations | backend total | VmHWM\n");
+  nlohmann::json memory_json = nlohmann::json::array();
+  for (std::size_t r = 0; r < all_memory.size(); ++r) {
+    const auto& v = all_memory[r];
+    fmt::print("  rank {}: {} / {} / {} / {} / {} | {} | {}\n", r, mib(v[0]), mib(v[1]), mib(v[2]), mib(v[3]),
+               mib(v[4]), mib(v[5]), mib(v[6]));
+    memory_json.push_back({{"params_bytes", v[0]}, {"grads_bytes", v[1]}, {"optimizer_bytes", v[2]},
+                           {"comm_buffer_bytes", v[3]}, {"activation_bytes", v[4]}, {"backend_peak_bytes", v[5]},
+                           {"vm_hwm_bytes", v[6]}});
+  }
+  // Collective totals over all ranks, per group and kind.
+  nlohmann::json per_rank = nlohmann::json::array(), totals = nlohmann::json::object();
+  for (const std::string& s : all_comm) {
+    const nlohmann::json j = nlohmann::json::parse(s);
+    per_rank.push_back(j);
+    for (const auto& [group, kinds] : j.items())
+      for (const auto& [kind, c] : kinds.items()) {
+        nlohmann::json& t = totals[group][kind];
+        if (t.is_null()) t = {{"calls", std::int64_t{0}}, {"bytes", std::int64_t{0}}};
+        t["calls"] = t["calls"].get<std::int64_t>() + c["calls"].get<std::int64_t>();
+        t["bytes"] = t["bytes"].get<std::int64_t>() + c["bytes"].get<std::int64_t>();
+      }
+  }
+  fmt::print("communication over {} step(s), all ranks (calls, bytes = full buffer as in nccl-tests):\n", opt.steps);
+  for (const auto& [group, kinds] : totals.items())
+    for (const auto& [kind, c] : kinds.items())
+      fmt::print("  {:<6} {:<15} {:>8} calls {:>14} bytes\n", group, kind, c["calls"].get<std::int64_t>(),
+                 c["bytes"].get<std::int64_t>());
+
+  nlohmann::json result = {
+      {"schema_version", 1},
+      {"kind", "zeropp-train"},
+      {"plan_file", opt.plan_path},
+      {"experiment", opt.experiment},
+      {"plan", {{"model", to_json(job.plan.model)}, {"cluster", to_json(job.plan.cluster)}, {"parallel", to_json(p)}}},
+      {"world", world.size()},
+      {"backend", job.backend->name()},
+      {"data", opt.data},
+      {"steps", opt.steps},
+      {"seed", opt.seed},
+      {"losses", m.losses},
+      {"grad_norms", m.grad_norms},
+      {"step_seconds", m.step_seconds},
+      {"iteration_seconds", iteration},
+      {"tokens_per_iteration", tokens},
+      {"tokens_per_second", tokens / iteration},
+      {"model_flops_per_iteration", flops},
+      {"model_tflops_per_rank", tflops_per_rank},
+      {"actions_per_iteration_rank0", m.actions_per_iteration},
+      {"actions_per_second_rank0", actions_per_second},
+      {"memory_per_rank", memory_json},
+      {"communication", {{"steps", opt.steps}, {"total", totals}, {"per_rank", per_rank}}},
+  };
+  if (ref)
+    result["reference_check"] = {{"tolerance", opt.check_reference},
+                                 {"relative_error", ref->relative_error()},
+                                 {"max_abs_diff", ref->max_abs_diff},
+                                 {"elements", ref->compared},
+                                 {"bitwise_equal", ref->bitwise_equal()},
+                                 {"largest_difference_at", ref->worst},
+                                 {"reference_losses", ref->losses}};
+  if (!opt.compare_model.empty()) {
+    std::optional<simulate::ActionCosts> costs;
+    if (opt.compare_model == "analytic") costs = simulate::costs_from_plan(job.plan);
+    const ModelComparison cmp = compare_with_model(job.program.program, layout, events, opt.steps > 1 ? 1 : 0,
+                                                   iteration, costs, "analytic (plan's cluster)");
+    fmt::print("{}", format_table(cmp));
+    result["model_comparison"] = to_json(cmp);
+  }
+  if (!opt.trace_path.empty()) {
+    write_file_atomically(opt.trace_path, chrome_trace(events).dump());
+    result["trace_file"] = opt.trace_path;
+    fmt::print("trace: {}\n", opt.trace_path);
+  }
+  const std::string out = opt.out_path.empty() ? default_out_path(opt, job.plan, world.size()) : opt.out_path;
+  write_file_atomically(out, result.dump(2) + "\n");
+  fmt::print("result: {}\n", out);
+  return exit_code;
+}
+
+}  // namespace
+
+int train(Communicator& world, const TrainerOptions& opt) {
+  Job job;
+  try {
+    run_agreed(world, "config", [&] {
+      if (opt.steps < 1) throw SpecError("steps", fmt::format("--steps={} must be >= 1", opt.steps));
+      if (!opt.compare_model.empty() && opt.compare_model != "measured" && opt.compare_model != "analytic")
+        throw SpecError("compare-model", fmt::format("'{}' must be 'measured' or 'analytic'", opt.compare_model));
+      job.plan = opt.experiment.empty() ? load_plan(opt.plan_path) : plan_from_experiment(opt.experiment, opt.strategy);
+      job.gpt = gpt_config_from(job.plan.model);
+      validate(job.gpt);
+      const ParallelSpec& p = job.plan.parallel;
+      if (p.world() != world.size())
+        throw SpecError("parallel", fmt::format("the plan needs tp*z*pp*dp = {}*{}*{}*{} = {} ranks but the job has {} "
+                                                "(launch with mpirun -np {})",
+                                                p.tp, p.z, p.pp, p.dp, p.world(), world.size(), p.world()));
+      job.program = build_plan_program(job.plan);
+      job.layout.emplace(p);
+      job.data = make_data_source(opt.data, job.gpt.V, opt.seed);
+      if (job.data->vocab() > job.gpt.V)
+        throw SpecError("data", fmt::format("token file vocabulary {} exceeds model.vocab={}", job.data->vocab(), job.gpt.V));
+      if (opt.fault.rank >= world.size())
+        throw SpecError("inject-fault", fmt::format("rank {} outside the world of {}", opt.fault.rank, world.size()));
+    });
+  } catch (const SetupFailed&) {
+    return 2;
+  }
+
+  job.groups = RankGroups::split(world, *job.layout);
+  try {
+    run_agreed(world, "setup", [&] {
+      if (opt.backend == "null") job.backend = std::make_unique<NullBackend>();
+      else job.backend = make_backend(opt.backend, opt.threads);
+      ExecutorOptions eo;
+      eo.micro_batch = job.plan.parallel.micro_batch;
+      eo.sequence_parallel = job.plan.parallel.sequence_parallel;
+      eo.optim = opt.optim;
+      eo.seed = opt.seed;
+      job.executor = std::make_unique<Executor>(*job.backend, job.groups, *job.layout, job.program, job.gpt, *job.data, eo);
+    });
+  } catch (const SetupFailed&) {
+    return 2;
+  }
+
+  try {
+    const ParallelSpec& p = job.plan.parallel;
+    if (world.rank() == 0)
+      fmt::print("zeropp-train: {} on {} rank(s): strategy {} schedule {} tp={} z={} pp={} dp={} v={} b={} B={} U={} "
+                 "grad_reduce={}, model L={} h={} a={} s={} V={}, {} actions per iteration on rank 0\n",
+                 opt.experiment.empty() ? opt.plan_path : "experiment " + opt.experiment, world.size(), to_string(p.strategy), to_string(p.schedule), p.tp, p.z, p.pp, p.dp, p.v,
+                 p.micro_batch, p.micro_batches, job.program.program.unit, to_string(p.grad_reduce), job.gpt.L,
+                 job.gpt.C, job.gpt.NH, job.gpt.T, job.gpt.V, job.executor->program().size());
+    world.barrier();
+    job.groups.reset_stats();
+    job.executor->reset_memory_peaks();
+    MeasuredTrace trace;
+    const double origin = now_seconds();
+    const Measured m = run_steps(world, job, opt, trace);
+    return report_and_check(world, job, opt, m, trace, origin);
+  } catch (const std::exception& e) {
+    abort_job(world, describe(e));
+  }
+}
+
+}  // namespace zeropp::e2e

@@ -1,0 +1,81 @@
+// zeropp-train: trains the compact GPT with a parallel plan, one MPI rank per device.
+//   mpirun -np 4 zeropp-train --plan tests/e2e/plans/zeropp_b_z2_pp2.json --steps 3 --check-reference 1e-5
+// See e2e/runtime/trainer.hpp for what a run reports and e2e/runtime/fault.hpp for how failures end the job.
+#include <cstdio>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "e2e/comm/mpi_communicator.hpp"
+#include "e2e/runtime/fault.hpp"
+#include "e2e/runtime/trainer.hpp"
+
+namespace {
+
+// Parses the command line on every rank (all ranks see the same arguments). --help prints on rank 0 only.
+// Returns -1 to go on, else the exit code.
+int parse(int argc, char** argv, int rank, zeropp::e2e::TrainerOptions& opt, std::string& fault) {
+  CLI::App app{"zeropp-train: the compact GPT trainer that executes the schedule IR (launch with mpirun -np N)"};
+  // Exactly one source of the plan.
+  auto* source = app.add_option_group("plan", "what to run (exactly one)");
+  source->add_option("--plan", opt.plan_path, "plan JSON: {\"model\": ..., \"cluster\": ..., \"parallel\": ...}");
+  auto* experiment = source->add_option(
+      "--experiment", opt.experiment, "experiment (configs/experiments name or path): run the search's fastest plan");
+  source->require_option(1);
+  app.add_option("--strategy", opt.strategy, "with --experiment: the fastest plan of this strategy")->needs(experiment);
+  app.add_option("--steps", opt.steps, "iterations to run")->capture_default_str();
+  app.add_option("--seed", opt.seed, "seed of the parameter init and the synthetic data")->capture_default_str();
+  app.add_option("--data", opt.data, "'synthetic' or a token file (format in e2e/data/token_batch.hpp)")
+      ->capture_default_str();
+  app.add_option("--backend", opt.backend, "cpu | null (empty compute: measures the runtime's overhead)")
+      ->capture_default_str();
+  app.add_option("--threads", opt.threads, "CPU backend threads per rank")->capture_default_str();
+  app.add_option("--lr", opt.optim.lr, "AdamW learning rate")->capture_default_str();
+  app.add_option("--weight-decay", opt.optim.weight_decay, "AdamW decoupled weight decay")->capture_default_str();
+  app.add_option("--grad-clip", opt.optim.grad_clip, "max global gradient L2 norm (0: off)")->capture_default_str();
+  app.add_option("--trace", opt.trace_path, "write the measured Chrome trace (Perfetto) here");
+  app.add_option("--out", opt.out_path, "JSON result path (default results/runs/<plan>-<strategy>-w<N>.json)");
+  app.add_flag("--compare-model{measured}", opt.compare_model,
+               "print the simulator's prediction for the plan beside the measurement; costs: measured (the "
+               "measured means, default) or analytic (the cost model for the plan's cluster)");
+  app.add_option("--check-reference", opt.check_reference,
+                 "compare parameters with the single-rank reference; fail (exit 3) above this relative error");
+  app.add_option("--inject-fault", fault, "test hook: throw@RANK[:STEP] or nan@RANK[:STEP]");
+  app.add_flag("--quiet", opt.quiet, "no per-step lines");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    if (rank == 0) std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    if (rank == 0) std::fprintf(stderr, "zeropp-train: %s\n", e.what());
+    return 2;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int code = 0;
+  {
+    auto world = zeropp::e2e::MpiCommunicator::world();
+    zeropp::e2e::TrainerOptions opt;
+    std::string fault;
+    code = parse(argc, argv, world->rank(), opt, fault);
+    if (code < 0) {
+      try {
+        zeropp::e2e::run_agreed(*world, "options", [&] {
+          if (!fault.empty()) opt.fault = zeropp::e2e::FaultInjection::parse(fault);
+        });
+        code = zeropp::e2e::train(*world, opt);
+      } catch (const zeropp::e2e::SetupFailed&) {
+        code = 2;
+      }
+    }
+  }
+  MPI_Finalize();
+  return code;
+}

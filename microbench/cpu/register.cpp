@@ -1,0 +1,66 @@
+// zeropp-bench (CPU): Eigen fp32 GEMMs of transformer shapes and MPI collectives.
+#include <string>
+
+#include "microbench/cpu/eigen_gemm.hpp"
+#include "microbench/cpu/mpi_collectives.hpp"
+#include "microbench/suites.hpp"
+
+namespace zeropp::microbench {
+namespace {
+
+void register_gemm(const std::string& name, const GemmShape& g, const Options& options, const MpiWorld& world) {
+  MPI_Comm comm = world.world();
+  benchmark::RegisterBenchmark(name.c_str(), [g, comm](benchmark::State& state) { bench_eigen_gemm(state, g, comm); })
+      ->Iterations(options.iterations)
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
+}
+
+void register_collectives(const std::string& level, MPI_Comm comm, const Options& options) {
+  for (Collective c : {Collective::all_gather, Collective::reduce_scatter, Collective::all_reduce,
+                       Collective::send_recv}) {
+    const std::string name = std::string(analytic::collective_name(c)) + "/mpi/" + level;
+    auto* bench = benchmark::RegisterBenchmark(
+        name.c_str(), [c, comm](benchmark::State& state) { bench_mpi_collective(state, c, comm); });
+    bench->ArgName("bytes")->Iterations(options.iterations)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    for (std::size_t bytes : collective_sizes(options)) bench->Arg(static_cast<std::int64_t>(bytes));
+  }
+}
+
+}  // namespace
+
+std::string backend_name() { return "cpu"; }
+
+void release_suites() {}  // the CPU suites hold nothing between benchmarks
+
+void register_suites(const Options& options, const MpiWorld& world) {
+  for (long h : options.gemm_hidden) {
+    for (long tokens : options.gemm_tokens) {
+      for (const GemmShape& g : transformer_layer_gemms(h, tokens)) {
+        register_gemm("gemm/eigen/fp32/" + g.name + "/h:" + std::to_string(h) + "/tokens:" + std::to_string(tokens),
+                      g, options, world);
+      }
+    }
+  }
+  for (long seq : options.gemm_seq) {
+    for (const GemmShape& g : attention_gemms(seq, options.gemm_head_dim)) {
+      register_gemm("gemm/eigen/fp32/" + g.name + "/s:" + std::to_string(seq) + "/d:" +
+                        std::to_string(options.gemm_head_dim),
+                    g, options, world);
+    }
+  }
+  for (long n : options.gemm_square) {
+    register_gemm("gemm/eigen/fp32/square/n:" + std::to_string(n), square_gemm(n), options, world);
+  }
+  // One rank has nobody to talk to. One node: the world is the intra-node group. Several nodes: the node's
+  // ranks measure the intra-node link, the world the inter-node one.
+  if (world.size() < 2) return;
+  if (world.nodes() == 1) {
+    register_collectives("intra", world.world(), options);
+  } else {
+    if (world.ranks_per_node() > 1) register_collectives("intra", world.node(), options);
+    register_collectives("inter", world.world(), options);
+  }
+}
+
+}  // namespace zeropp::microbench

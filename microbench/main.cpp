@@ -1,0 +1,99 @@
+// zeropp-bench main: MPI first, then Google Benchmark. Every rank runs every benchmark (collectives need all of
+// them); only rank 0 reports, and only rank 0 writes --benchmark_out, so ranks never race on the file.
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <string_view>
+
+#include <benchmark/benchmark.h>
+#include <mpi.h>
+
+#include "microbench/mpi_world.hpp"
+#include "microbench/options.hpp"
+#include "microbench/suites.hpp"
+
+namespace {
+
+// Swallows everything: the display and file reporter of ranks other than 0.
+class SilentReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+// Drops --benchmark_out and --benchmark_out_format on ranks other than 0 (Google Benchmark would open the
+// file on every rank otherwise).
+void drop_output_flags(int& argc, char** argv) {
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("--benchmark_out=") || arg.starts_with("--benchmark_out_format=")) continue;
+    argv[kept++] = argv[i];
+  }
+  argv[kept] = nullptr;
+  argc = kept;
+}
+
+bool wants_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace zeropp::microbench;
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+
+  if (wants_help(argc, argv)) {
+    if (rank == 0) std::cout << options_help() << "\nGoogle Benchmark's flags:\n";
+    MPI_Finalize();
+    benchmark::Initialize(&argc, argv);  // prints its own help and exits
+    return 0;
+  }
+
+  Options options;
+  try {
+    options = parse_options(argc, argv);
+  } catch (const std::exception& e) {
+    if (rank == 0) std::cerr << "zeropp-bench: error: " << e.what() << "\n";
+    MPI_Finalize();
+    return 2;
+  }
+  if (rank != 0) drop_output_flags(argc, argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+    MPI_Finalize();
+    return 2;
+  }
+
+  int status = 0;
+  {
+    const MpiWorld world;
+    benchmark::AddCustomContext("zeropp_backend", backend_name());
+    benchmark::AddCustomContext("zeropp_ranks", std::to_string(world.size()));
+    benchmark::AddCustomContext("zeropp_nodes", std::to_string(world.nodes()));
+    benchmark::AddCustomContext("zeropp_ranks_per_node", std::to_string(world.ranks_per_node()));
+    try {
+      register_suites(options, world);
+      if (rank == 0) {
+        benchmark::RunSpecifiedBenchmarks();
+      } else {
+        SilentReporter silent;
+        benchmark::RunSpecifiedBenchmarks(&silent);
+      }
+    } catch (const std::exception& e) {
+      // A setup failure (no GPU, NCCL init) is raised on every rank alike; report it once.
+      if (rank == 0) std::cerr << "zeropp-bench: error: " << e.what() << "\n";
+      status = 1;
+    }
+    release_suites();
+  }
+  benchmark::Shutdown();
+  MPI_Finalize();
+  return status;
+}

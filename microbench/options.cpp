@@ -1,0 +1,108 @@
+#include "microbench/options.hpp"
+
+#include <sstream>
+#include <stdexcept>
+#include <string_view>
+
+namespace zeropp::microbench {
+namespace {
+
+long parse_positive(std::string_view flag, std::string_view text) {
+  std::size_t used = 0;
+  long value = 0;
+  try {
+    value = std::stol(std::string(text), &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || value <= 0) {
+    throw std::invalid_argument(std::string(flag) + "=" + std::string(text) + ": expected a positive integer");
+  }
+  return value;
+}
+
+std::vector<long> parse_list(std::string_view flag, std::string_view text) {
+  std::vector<long> values;
+  if (text.empty()) return values;  // an empty list switches that part of the suite off
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    values.push_back(parse_positive(flag, text.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return values;
+}
+
+}  // namespace
+
+Options parse_options(int& argc, char** argv) {
+  Options options;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (!arg.starts_with("--zeropp_")) {
+      argv[kept++] = argv[i];
+      continue;
+    }
+    const std::size_t eq = arg.find('=');
+    if (eq == std::string_view::npos) throw std::invalid_argument(std::string(arg) + ": expected --flag=value");
+    const std::string_view flag = arg.substr(0, eq);
+    const std::string_view value = arg.substr(eq + 1);
+    if (flag == "--zeropp_gemm_hidden") {
+      options.gemm_hidden = parse_list(flag, value);
+    } else if (flag == "--zeropp_gemm_tokens") {
+      options.gemm_tokens = parse_list(flag, value);
+    } else if (flag == "--zeropp_gemm_seq") {
+      options.gemm_seq = parse_list(flag, value);
+    } else if (flag == "--zeropp_gemm_head_dim") {
+      options.gemm_head_dim = parse_positive(flag, value);
+    } else if (flag == "--zeropp_gemm_square") {
+      options.gemm_square = parse_list(flag, value);
+    } else if (flag == "--zeropp_coll_min_bytes") {
+      options.coll_min_bytes = static_cast<std::size_t>(parse_positive(flag, value));
+    } else if (flag == "--zeropp_coll_max_bytes") {
+      options.coll_max_bytes = static_cast<std::size_t>(parse_positive(flag, value));
+    } else if (flag == "--zeropp_coll_step") {
+      options.coll_step = static_cast<std::size_t>(parse_positive(flag, value));
+      if (options.coll_step < 2) throw std::invalid_argument("--zeropp_coll_step must be at least 2");
+    } else if (flag == "--zeropp_iterations") {
+      options.iterations = static_cast<int>(parse_positive(flag, value));
+    } else {
+      throw std::invalid_argument(std::string(flag) + ": unknown flag (see --help)");
+    }
+  }
+  argv[kept] = nullptr;
+  argc = kept;
+  if (options.coll_min_bytes > options.coll_max_bytes) {
+    throw std::invalid_argument("--zeropp_coll_min_bytes must not exceed --zeropp_coll_max_bytes");
+  }
+  return options;
+}
+
+std::string options_help() {
+  const Options d;
+  auto list = [](const std::vector<long>& v) {
+    std::ostringstream out;
+    for (std::size_t i = 0; i < v.size(); ++i) out << (i ? "," : "") << v[i];
+    return out.str();
+  };
+  std::ostringstream out;
+  out << "zeropp-bench options (in addition to --benchmark_*):\n"
+      << "  --zeropp_gemm_hidden=LIST     hidden sizes h of the transformer GEMMs (default " << list(d.gemm_hidden)
+      << ")\n"
+      << "  --zeropp_gemm_tokens=LIST     token counts s*b (default " << list(d.gemm_tokens) << ")\n"
+      << "  --zeropp_gemm_seq=LIST        sequence lengths s of the per-head attention GEMMs (default "
+      << list(d.gemm_seq) << ")\n"
+      << "  --zeropp_gemm_head_dim=N      head dimension d of the attention GEMMs (default " << d.gemm_head_dim << ")\n"
+      << "  --zeropp_gemm_square=LIST     square n^3 GEMMs (default none; 8192 on a GPU)\n"
+      << "  --zeropp_coll_min_bytes=N     smallest collective buffer S in bytes (default " << d.coll_min_bytes << ")\n"
+      << "  --zeropp_coll_max_bytes=N     largest collective buffer S in bytes (default " << d.coll_max_bytes << ")\n"
+      << "  --zeropp_coll_step=N          size multiplier between collective sizes (default " << d.coll_step << ")\n"
+      << "  --zeropp_iterations=N         timed iterations per benchmark, same on every rank (default "
+      << d.iterations << ")\n"
+      << "An empty list (--zeropp_gemm_hidden=) switches that part off.\n";
+  return out.str();
+}
+
+}  // namespace zeropp::microbench

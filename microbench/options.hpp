@@ -1,0 +1,35 @@
+#pragma once
+// Command-line options of zeropp-bench beyond Google Benchmark's own `--benchmark_*` flags.
+// They choose which shapes and sizes are registered; every rank parses the same argv, so every rank registers
+// the same benchmarks in the same order (a requirement for collectives under MPI).
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace zeropp::microbench {
+
+struct Options {
+  // GEMM suite: hidden sizes h and token counts s*b of the transformer shapes.
+  std::vector<long> gemm_hidden{64, 128, 256, 512, 1024};
+  std::vector<long> gemm_tokens{128, 512, 2048};
+  // Per-head attention GEMMs: sequence lengths s and the head dimension d.
+  std::vector<long> gemm_seq{128, 512};
+  long gemm_head_dim = 64;
+  // Square GEMMs n^3 (8192 is the usual peak probe on a GPU).
+  std::vector<long> gemm_square{};
+  // Collective suite: full-buffer sizes S from min to max bytes, multiplied by `step` each time.
+  std::size_t coll_min_bytes = 1024;
+  std::size_t coll_max_bytes = std::size_t{64} << 20;
+  std::size_t coll_step = 2;
+  // Timed repetitions per benchmark (Google Benchmark iterations); fixed so ranks never disagree.
+  int iterations = 5;
+};
+
+// Removes the `--zeropp_*` flags it understands from argv (so Google Benchmark does not see them) and returns
+// the options. Unknown `--zeropp_*` flags or malformed values throw std::invalid_argument naming the flag.
+Options parse_options(int& argc, char** argv);
+
+// Help text for the options above (printed by --help next to Google Benchmark's own).
+std::string options_help();
+
+}  // namespace zeropp::microbench

@@ -1,0 +1,100 @@
+// Alpha-beta ring times, link choice and nccl-tests bus-bandwidth factors, on hand-computed cases.
+#include <gtest/gtest.h>
+
+#include "cost_model/analytic/collectives.hpp"
+#include "cost_model/spec/error.hpp"
+
+namespace zeropp::analytic {
+namespace {
+
+ClusterSpec four_nodes_of_eight() {
+  ClusterSpec c;
+  c.name = "test";
+  c.nodes = 4;
+  c.gpus_per_node = 8;
+  c.intra = LinkSpec{100e9, 5e-6};  // 100 GB/s, 5 us
+  c.inter = LinkSpec{25e9, 20e-6};  // 25 GB/s, 20 us
+  return c;
+}
+
+TEST(FormulasCollectives, BusBandwidthFactors) {
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::all_reduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::all_gather, 8), 0.875);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::reduce_scatter, 4), 0.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::send_recv, 2), 1.0);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::all_reduce, 1), 0.0);
+  EXPECT_THROW(busbw_factor(Collective::all_reduce, 0), SpecError);
+  EXPECT_STREQ(collective_name(Collective::reduce_scatter), "reduce_scatter");
+}
+
+TEST(FormulasCollectives, RingTimesByHand) {
+  const LinkSpec link{1e11, 5e-6};
+  // n = 8, M = 1 GB: one step moves M/n = 125 MB in 1.25 ms, plus 5 us.
+  EXPECT_NEAR(all_reduce_time(8, 1e9, link), 14 * 1.255e-3, 1e-12);
+  EXPECT_NEAR(all_gather_time(8, 1e9, link), 7 * 1.255e-3, 1e-12);
+  EXPECT_NEAR(reduce_scatter_time(8, 1e9, link), 7 * 1.255e-3, 1e-12);
+  EXPECT_NEAR(p2p_time(1e9, link), 5e-6 + 1e-2, 1e-12);
+  EXPECT_EQ(all_reduce_time(1, 1e9, link), 0);
+  EXPECT_EQ(all_gather_time(8, 0, link), 0);
+  EXPECT_THROW(all_reduce_time(8, 1e9, LinkSpec{0, 1e-6}), SpecError);
+}
+
+TEST(FormulasCollectives, GroupsInsideANodeUseNvlinkOthersTheNic) {
+  const ClusterSpec c = four_nodes_of_eight();
+  EXPECT_EQ(&link_for_group(c, 8, 1), &c.intra);  // a full node
+  EXPECT_EQ(&link_for_group(c, 2, 4), &c.intra);  // ranks 0 and 4
+  EXPECT_EQ(&link_for_group(c, 2, 8), &c.inter);  // ranks 0 and 8: neighbouring nodes
+  EXPECT_EQ(&link_for_group(c, 16, 1), &c.inter);
+  EXPECT_EQ(&link_for_group(c, 1, 64), &c.intra);  // nothing to cross
+  EXPECT_STREQ(link_level(c, 4, 8), "inter");
+  ClusterSpec one = c;
+  one.nodes = 1;
+  EXPECT_EQ(&link_for_group(one, 2, 8), &one.intra);
+  EXPECT_THROW(link_for_group(c, 0, 1), SpecError);
+}
+
+TEST(FormulasCollectives, CollectiveTimePicksTheLinkAndTheCalibratedFit) {
+  ClusterSpec c = four_nodes_of_eight();
+  // 4 nodes all-reduce 400 MB over the NIC: 6 * (20 us + 100 MB / 25 GB/s).
+  EXPECT_NEAR(collective_time(c, Collective::all_reduce, 4, 8, 4e8), 6 * (20e-6 + 4e-3), 1e-12);
+  EXPECT_NEAR(collective_time(c, Collective::all_gather, 8, 1, 8e8), 7 * (5e-6 + 1e-3), 1e-12);
+  // A calibrated inter-node all-reduce: latency 30 us per step, bus bandwidth 40 GB/s.
+  c.collectives["inter"]["all_reduce"] = CollectiveFit{30e-6, 40e9};
+  EXPECT_NEAR(collective_time(c, Collective::all_reduce, 4, 8, 4e8), 6 * 30e-6 + 4e8 * 1.5 / 40e9, 1e-12);
+  c.collectives["intra"]["all_gather"] = CollectiveFit{2e-6, 200e9};
+  EXPECT_NEAR(collective_time(c, Collective::all_gather, 8, 1, 8e8), 7 * 2e-6 + 8e8 * 0.875 / 200e9, 1e-12);
+  // Other collectives and levels keep the alpha-beta link.
+  EXPECT_NEAR(collective_time(c, Collective::all_gather, 4, 8, 4e8), 3 * (20e-6 + 4e-3), 1e-12);
+  EXPECT_NEAR(collective_time(c, Collective::send_recv, 2, 4, 1e8), 5e-6 + 1e-3, 1e-12);
+}
+
+TEST(FormulasCollectives, PlanGroupsFollowTheRankOrder) {
+  ParallelSpec p;
+  p.tp = 1;
+  p.z = 8;
+  p.pp = 4;
+  p.dp = 2;
+  EXPECT_EQ(zero_group(p).size, 8);
+  EXPECT_EQ(pp_group(p).stride, 8);
+  EXPECT_EQ(dp_group(p).stride, 32);
+  EXPECT_EQ(data_parallel_group(p).size, 16);
+  ClusterSpec c = four_nodes_of_eight();
+  c.nodes = 8;
+  EXPECT_FALSE(group_crosses_nodes(c, zero_group(p).size, zero_group(p).stride));
+  EXPECT_TRUE(group_crosses_nodes(c, pp_group(p).size, pp_group(p).stride));
+  EXPECT_TRUE(group_crosses_nodes(c, data_parallel_group(p).size, data_parallel_group(p).stride));
+  p.dp = 1;
+  EXPECT_EQ(data_parallel_group(p).stride, 1);  // just the z group: inside the node
+  EXPECT_FALSE(group_crosses_nodes(c, data_parallel_group(p).size, data_parallel_group(p).stride));
+  // 3D: tp 4 inside half a node, pp 2 across its two halves, dp 4 across nodes.
+  ParallelSpec q;
+  q.tp = 4;
+  q.pp = 2;
+  q.dp = 4;
+  EXPECT_FALSE(group_crosses_nodes(c, pp_group(q).size, pp_group(q).stride));
+  EXPECT_TRUE(group_crosses_nodes(c, dp_group(q).size, dp_group(q).stride));
+  EXPECT_EQ(data_parallel_group(q).stride, 8);
+}
+
+}  // namespace
+}  // namespace zeropp::analytic

@@ -1,0 +1,227 @@
+// Memory: the ZeRO paper's model-state example, Korthikanti et al.'s activation forms, in-flight counts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cost_model/analytic/memory.hpp"
+#include "cost_model/analytic/params.hpp"
+#include "cost_model/spec/error.hpp"
+#include "tests/analytic/formulas_models.hpp"
+
+namespace zeropp::analytic {
+namespace {
+
+double round_gb(double bytes) { return std::round(bytes / 1e8) / 10; }  // GB = 1e9, one decimal
+
+TEST(FormulasMemory, ZeroPaperExample) {
+  // Rajbhandari et al. 2020, Figure 1: 7.5B parameters, 64 GPUs.
+  const double psi = 7.5e9;
+  EXPECT_DOUBLE_EQ(zero_model_states(psi, 0, 64).total(), 120e9);
+  EXPECT_EQ(round_gb(zero_model_states(psi, 1, 64).total()), 31.4);
+  EXPECT_EQ(round_gb(zero_model_states(psi, 2, 64).total()), 16.6);
+  EXPECT_EQ(round_gb(zero_model_states(psi, 3, 64).total()), 1.9);
+  // Breakdown: ZeRO-2 keeps 16-bit params whole, shards gradients and optimizer states.
+  const ModelStateBytes z2 = zero_model_states(psi, 2, 64);
+  EXPECT_DOUBLE_EQ(z2.params, 15e9);
+  EXPECT_DOUBLE_EQ(z2.grads, 15e9 / 64);
+  EXPECT_DOUBLE_EQ(z2.optimizer, 90e9 / 64);
+  // fp32 training: 4-byte parameters and gradients, Adam's two fp32 moments, no master copy: still 16 bytes.
+  const ModelStateBytes fp32 = zero_model_states(psi, 0, 64, Dtype::fp32);
+  EXPECT_DOUBLE_EQ(fp32.params, 30e9);
+  EXPECT_DOUBLE_EQ(fp32.optimizer, 60e9);
+  EXPECT_DOUBLE_EQ(fp32.total(), 120e9);
+  EXPECT_THROW(zero_model_states(psi, 4, 64), SpecError);
+  EXPECT_THROW(zero_model_states(psi, 1, 0), SpecError);
+}
+
+TEST(FormulasMemory, ZeroppHybrids) {
+  const double psi_s = 1e9;
+  EXPECT_DOUBLE_EQ(zeropp_model_states(psi_s, 8, 4, false).total(), 16e9 / 8);
+  EXPECT_DOUBLE_EQ(zeropp_model_states(psi_s, 8, 4, true).total(), 4e9 / 8 + 12e9 / 32);
+}
+
+// Korthikanti et al. 2022, section 4 closed forms, in bytes (sbh times the bracket).
+double korthikanti(double s, double b, double h, double a, double t, bool sp, Recompute r) {
+  const double sbh = s * b * h;
+  const double scores = r == Recompute::none ? 5 * a * s / (h * t) : 0;
+  if (r == Recompute::full) return 2 * sbh / (sp ? t : 1);
+  return sp ? sbh * (34 / t + scores) : sbh * (10 + 24 / t + scores);
+}
+
+TEST(FormulasMemory, KorthikantiFormsForGpt3_175b) {
+  const ModelSpec m = test::gpt3_175b();  // 5as/h = 80
+  ActivationOptions o;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, o), 2'868'903'936.0);  // 114 sbh, sbh = 25,165,824
+  o.tp = 8;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, o), 578'813'952.0);  // 23 sbh
+  o.recompute = Recompute::selective;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, o), 327'155'712.0);  // 13 sbh
+  o.sequence_parallel = true;
+  o.recompute = Recompute::none;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, o), 358'612'992.0);  // 14.25 sbh
+  o.recompute = Recompute::selective;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, o), 106'954'752.0);  // 4.25 sbh
+  o.recompute = Recompute::full;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, o), 2 * 25'165'824.0 / 8);
+}
+
+TEST(FormulasMemory, KorthikantiFormsAcrossShapes) {
+  // The code sums stored tensors one by one; for GPT layers that must equal the closed forms.
+  for (const int h : {1024, 4096}) {
+    for (const int s : {512, 2048}) {
+      const ModelSpec m = test::gpt(2, h, h / 64, s, 50000);
+      for (const int t : {1, 2, 8}) {
+        for (const bool sp : {false, true}) {
+          for (const Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
+            const ActivationOptions o{2, t, sp, r, Dtype::bf16};
+            const bool sp_on = sp && t > 1;
+            EXPECT_NEAR(activation_bytes_per_layer(m, o) / korthikanti(s, 2, h, h / 64, t, sp_on, r), 1.0, 1e-12)
+                << "h=" << h << " s=" << s << " t=" << t << " sp=" << sp << " r=" << static_cast<int>(r);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(FormulasMemory, Fp32ScalesTensorsButNotMasks) {
+  // 32 of the 34 sbh are 16-bit tensors, 2 are 1-byte masks; of 5as^2b, 4 are 16-bit and 1 a mask.
+  const ModelSpec m = test::gpt(2, 1024, 16, 512, 50000);
+  ActivationOptions o;
+  o.dtype = Dtype::fp32;
+  const double sbh = 512.0 * 1024, as_h = 16.0 * 512 / 1024;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, o), sbh * (66 + 9 * as_h));
+}
+
+TEST(FormulasMemory, LlamaLayerHasNoDropout) {
+  // Per token: norm inputs 2*2h, QKV and MLP inputs 2*2h, Q K V 3*2h, projection input 2h, gate/up/down
+  // inputs 3*2*11008, softmax output 2*a*s.
+  const ModelSpec m = test::llama2_7b();
+  const double per_token = 16.0 * 4096 + 6 * 11008 + 2.0 * 32 * 4096;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_layer(m, ActivationOptions{}), 4096 * per_token);
+  EXPECT_EQ(first_stage_extra_activation_bytes(m, ActivationOptions{}), 0);
+}
+
+TEST(FormulasMemory, SplitBackwardZeroBubbleTable1) {
+  // Qi et al. 2023 Table 1: M_B = sb(34h + 5as), M_W = 32sbh.
+  const ModelSpec m = test::gpt(2, 2048, 16, 1024, 50000);
+  const double s = 1024, b = 4, h = 2048, a = 16;
+  const SplitActivation split = split_activation_bytes_per_layer(m, ActivationOptions{4, 1, false,
+                                                                                       Recompute::none,
+                                                                                       Dtype::bf16});
+  EXPECT_DOUBLE_EQ(split.until_b, s * b * (34 * h + 5 * a * s));
+  EXPECT_DOUBLE_EQ(split.until_w, 32 * s * b * h);
+  // Full recompute stores only the input until B; W still needs its matmuls' inputs and output gradients.
+  const SplitActivation full = split_activation_bytes_per_layer(m, ActivationOptions{4, 1, false,
+                                                                                      Recompute::full,
+                                                                                      Dtype::bf16});
+  EXPECT_DOUBLE_EQ(full.until_b, 2 * s * b * h);
+  EXPECT_DOUBLE_EQ(full.until_w, split.until_w);
+  // TP+SP splits M_W eight ways.
+  const SplitActivation tp = split_activation_bytes_per_layer(m, ActivationOptions{4, 8, true, Recompute::none,
+                                                                                    Dtype::bf16});
+  EXPECT_DOUBLE_EQ(tp.until_w, split.until_w / 8);
+}
+
+TEST(FormulasMemory, StageExtras) {
+  const ModelSpec m = test::gpt(2, 1024, 16, 512, 50000);
+  const ActivationOptions o{1, 8, true, Recompute::none, Dtype::bf16};
+  // Korthikanti 4.3: last stage 4sbh/t (1 + V/h); first stage the embedding dropout mask sbh/t.
+  EXPECT_DOUBLE_EQ(last_stage_extra_activation_bytes(m, o), 4.0 * 512 * 1024 / 8 * (1 + 50000.0 / 1024));
+  EXPECT_DOUBLE_EQ(first_stage_extra_activation_bytes(m, o), 512.0 * 1024 / 8);
+}
+
+TEST(FormulasMemory, InFlightMicroBatchesPerSchedule) {
+  using K = ScheduleKind;
+  EXPECT_EQ(in_flight_chunk_microbatches(K::gpipe, 4, 1, 0, 16, 1), 16);
+  EXPECT_EQ(in_flight_chunk_microbatches(K::one_f_one_b, 4, 1, 0, 16, 1), 4);
+  EXPECT_EQ(in_flight_chunk_microbatches(K::one_f_one_b, 4, 1, 3, 16, 1), 1);
+  EXPECT_EQ(in_flight_chunk_microbatches(K::one_f_one_b, 4, 1, 0, 2, 1), 2);
+  // Interleaved p = 4, v = 2: (v-1)p + 2(p-1-r) + 1.
+  EXPECT_EQ(in_flight_chunk_microbatches(K::interleaved, 4, 2, 0, 16, 1), 11);
+  EXPECT_EQ(in_flight_chunk_microbatches(K::interleaved, 4, 2, 3, 16, 1), 5);
+  EXPECT_EQ(in_flight_chunk_microbatches(K::interleaved, 4, 2, 0, 4, 1), 8);  // capped at B*v
+  EXPECT_EQ(in_flight_chunk_microbatches(K::bfs, 4, 2, 1, 8, 1), 16);
+  EXPECT_EQ(in_flight_chunk_microbatches(K::zb_h1, 4, 1, 3, 16, 1), 4);
+  EXPECT_EQ(in_flight_chunk_microbatches(K::zb_h2, 4, 1, 0, 16, 1), 7);
+  // ZeroPP p = 4, v = 2, U = 4: min(2(p-1-r) + (v-1)U + 1, U v).
+  EXPECT_EQ(in_flight_chunk_microbatches(K::zeropp, 4, 2, 0, 16, 4), 8);
+  EXPECT_EQ(in_flight_chunk_microbatches(K::zeropp, 4, 2, 3, 16, 4), 5);
+  EXPECT_EQ(in_flight_chunk_microbatches(K::zeropp, 4, 2, 2, 16, 8), 11);
+  EXPECT_EQ(in_flight_chunk_microbatches(K::zeropp, 4, 2, 2, 2, 8), 4);  // U capped at B
+  EXPECT_THROW(in_flight_chunk_microbatches(K::zeropp, 4, 2, 4, 16, 4), SpecError);
+  EXPECT_THROW(in_flight_chunk_microbatches(K::zeropp, 4, 2, 0, 16, 0), SpecError);
+}
+
+TEST(FormulasMemory, ZeroppPlanAddsUp) {
+  Plan plan;
+  plan.model = test::gpt(16, 1024, 16, 1024, 50000);
+  ParallelSpec& p = plan.parallel;
+  p.strategy = Strategy::zeropp_b;
+  p.schedule = ScheduleKind::zeropp;
+  p.pp = 4;
+  p.v = 2;
+  p.z = 8;
+  p.dp = 2;
+  p.micro_batches = 16;
+  p.unit = 4;
+  const MemoryBytes mem = memory_bytes(plan, 1);
+  const double psi = 4 * 12'596'224.0;  // 4 layers of 12h^2 + 13h
+  EXPECT_DOUBLE_EQ(mem.params, 2 * psi / 8);
+  EXPECT_DOUBLE_EQ(mem.grads, 2 * psi / 8);
+  EXPECT_DOUBLE_EQ(mem.optimizer, 12 * psi / 16);
+  // In flight on rank 1: min(2*2 + 4 + 1, 8) = 8 chunk micro-batches of 2 layers of sbh(34 + 5as/h).
+  const double sbh = 1024.0 * 1024, as_h = 16.0 * 1024 / 1024;
+  EXPECT_DOUBLE_EQ(mem.activations, 8 * 2 * sbh * (34 + 5 * as_h));
+  // One gathered chunk (Psi/2 at 2 bytes) and, reducing per unit, the whole stage's gradients.
+  EXPECT_DOUBLE_EQ(mem.buffers, 2 * psi / 2 + 2 * psi);
+  EXPECT_DOUBLE_EQ(mem.peak, mem.params + mem.grads + mem.optimizer + mem.activations + mem.buffers);
+  p.grad_reduce = GradReduce::per_w;
+  EXPECT_DOUBLE_EQ(memory_bytes(plan, 1).buffers, 2 * psi / 2 + 2 * psi / 2);
+  // The plan's answer is its worst rank.
+  EXPECT_GE(memory_bytes(plan).peak, memory_bytes(plan, 1).peak);
+}
+
+TEST(FormulasMemory, PureZero3Plan) {
+  Plan plan;
+  plan.model = test::gpt(4, 1024, 16, 1024, 50000);
+  ParallelSpec& p = plan.parallel;
+  p.strategy = Strategy::zero3;
+  p.schedule = ScheduleKind::one_f_one_b;
+  p.z = 8;
+  p.dp = 4;
+  p.micro_batches = 8;
+  p.micro_batch = 2;
+  const double psi = 4 * 12'596'224.0 + 50000.0 * 1024 + 1024.0 * 1024 + 2048;
+  const MemoryBytes mem = memory_bytes(plan);
+  EXPECT_DOUBLE_EQ(mem.params + mem.grads + mem.optimizer, 16 * psi / 32);
+  // Gather unit: the embedding (51.2M word + 1M position parameters) outweighs a 12.6M layer.
+  const double unit = 50000.0 * 1024 + 1024.0 * 1024;
+  EXPECT_DOUBLE_EQ(mem.buffers, 3 * 2 * unit);
+  // One micro-batch in flight through 4 layers, plus the embedding mask and the head's extras.
+  const double sbh = 2 * 1024.0 * 1024;
+  EXPECT_DOUBLE_EQ(mem.activations, 4 * sbh * (34 + 5 * 16.0 * 1024 / 1024) + sbh +
+                                        4 * sbh * (1 + 50000.0 / 1024));
+}
+
+TEST(FormulasMemory, OneFOneBPlanWithDistributedOptimizer) {
+  Plan plan;
+  plan.model = test::gpt(16, 1024, 16, 1024, 50000);
+  ParallelSpec& p = plan.parallel;
+  p.strategy = Strategy::three_d;
+  p.schedule = ScheduleKind::one_f_one_b;
+  p.tp = 8;
+  p.sequence_parallel = true;
+  p.pp = 4;
+  p.dp = 4;
+  p.micro_batches = 16;
+  const double psi = 4 * 1'579'904.0;  // per TP rank: 12h^2/8 + 7h/8 + 6h per layer
+  const MemoryBytes mem = memory_bytes(plan, 1);
+  EXPECT_DOUBLE_EQ(mem.params + mem.grads + mem.optimizer, 4 * psi + 12 * psi / 4);
+  const double sbh = 1024.0 * 1024;
+  EXPECT_DOUBLE_EQ(mem.activations, 3 * 4 * sbh * (34.0 / 8 + 5 * 16.0 * 1024 / (1024 * 8)));
+  EXPECT_EQ(mem.buffers, 0);
+}
+
+}  // namespace
+}  // namespace zeropp::analytic

@@ -1,0 +1,228 @@
+// Time model: hand-derived action costs, bubbles and overlap rules (numbers written out, not recomputed with the
+// library's own formulas).
+#include "cost_model/analytic/time_model.hpp"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "estimate_fixtures.hpp"
+
+namespace zeropp::analytic {
+namespace {
+
+using test::gpt;
+using test::plan_of;
+using test::round_cluster;
+
+// h = 1024, a = 16, s = 1024, V = 8192, 4 layers: b s h = 1024^2 b.
+ModelSpec small_gpt() { return gpt(4, 1024, 16, 1024, 8192); }
+
+ParallelSpec single(int b) {
+  ParallelSpec p;
+  p.strategy = Strategy::three_d;
+  p.schedule = ScheduleKind::one_f_one_b;
+  p.micro_batch = b;
+  p.micro_batches = 1;
+  p.zero_stage = 0;
+  return p;
+}
+
+TEST(GemmEfficiency, ScalarWithoutTable) {
+  const ClusterSpec c = round_cluster();
+  EXPECT_DOUBLE_EQ(gemm_efficiency(c, Dtype::bf16, 1e9), 0.5);
+}
+
+TEST(GemmEfficiency, TableInterpolatesInLogFlopsAndClamps) {
+  ClusterSpec c = round_cluster();
+  c.gemm_table[Dtype::bf16] = {{1e9, 0.5}, {1e12, 0.8}};
+  EXPECT_DOUBLE_EQ(gemm_efficiency(c, Dtype::bf16, 1e8), 0.5);
+  EXPECT_DOUBLE_EQ(gemm_efficiency(c, Dtype::bf16, 1e13), 0.8);
+  // 10^10.5 is half way in log between 1e9 and 1e12.
+  EXPECT_NEAR(gemm_efficiency(c, Dtype::bf16, std::pow(10.0, 10.5)), 0.65, 1e-12);
+  EXPECT_NEAR(gemm_efficiency(c, Dtype::bf16, 1e10), 0.6, 1e-12);
+  // Another dtype without a table falls back to the scalar.
+  EXPECT_DOUBLE_EQ(gemm_efficiency(c, Dtype::fp16, 1e10), 0.5);
+}
+
+TEST(KernelBytes, HandCountedGptLayer) {
+  const ModelSpec m = small_gpt();
+  // b=1: b s h = 1,048,576. Replicated 22 bytes per element of bsh (two norms 2x4, two residual adds 2x(6+1)),
+  // activation 16 (read + write 4h at 2 bytes), attention 13 bytes per score (a s^2 b = 16,777,216).
+  EXPECT_DOUBLE_EQ(layer_forward_kernel_bytes(m, 1, 1, false, Dtype::bf16), 38.0 * 1048576 + 13.0 * 16777216);
+  // tp = 2 without SP: replicated stays, the activation and the scores halve.
+  EXPECT_DOUBLE_EQ(layer_forward_kernel_bytes(m, 1, 2, false, Dtype::bf16),
+                   22.0 * 1048576 + 8.0 * 1048576 + 6.5 * 16777216);
+  // With SP everything halves.
+  EXPECT_DOUBLE_EQ(layer_forward_kernel_bytes(m, 1, 2, true, Dtype::bf16), 19.0 * 1048576 + 6.5 * 16777216);
+  // Backward: norms 2 x 6, dropout-adds 2 x 5, gelu 3 x 2 x 4 = 24 per element of bsh; 19 bytes per score.
+  EXPECT_DOUBLE_EQ(layer_backward_kernel_bytes(m, 1, 1, false, Dtype::bf16), 46.0 * 1048576 + 19.0 * 16777216);
+}
+
+TEST(KernelBytes, LlamaLayerHasNoDropout) {
+  // swiglu, f = 2816 for h = 1024 (no dropout): forward norms 8 + adds 12 per element of bsh, activation 3 x 2 x f;
+  // scores 4 x 2 = 8 bytes. Backward norms 12, no add kernels, activation 5 x 2 x f; scores 7 x 2 = 14.
+  ModelSpec m = test::llama(4, 1024, 16, 16, 2816);
+  m.seq_len = 1024;
+  const double bsh = 1048576, scores = 16777216, bsf = 1024.0 * 2816;
+  EXPECT_DOUBLE_EQ(layer_forward_kernel_bytes(m, 1, 1, false, Dtype::bf16), 20 * bsh + 6 * bsf + 8 * scores);
+  EXPECT_DOUBLE_EQ(layer_backward_kernel_bytes(m, 1, 1, false, Dtype::bf16), 12 * bsh + 10 * bsf + 14 * scores);
+}
+
+TEST(ActionCosts, ComputeFromFlopsAndEfficiency) {
+  const Plan plan = plan_of(small_gpt(), round_cluster(), single(2));
+  const ActionCosts a = action_costs(plan);
+  // b=2: weight matmuls 24 b s h^2 = 51,539,607,552 FLOPs, attention core 4 b s^2 h = 8,589,934,592 per layer;
+  // 4 layers in the chunk, at 100e12 * 0.5 FLOP/s.
+  const double weight = 51539607552.0, core = 8589934592.0, rate = 50e12;
+  EXPECT_EQ(a.layers_per_chunk, 4);
+  EXPECT_NEAR(a.f, 4 * (weight + core) / rate, 1e-15);
+  EXPECT_NEAR(a.b, 4 * (weight + 2 * core) / rate, 1e-15);
+  EXPECT_NEAR(a.w, 4 * weight / rate, 1e-15);
+  EXPECT_EQ(a.recompute, 0);
+  // LM head 2 b s h V = 34,359,738,368 FLOPs each for F, B and W.
+  EXPECT_NEAR(a.head_f, 34359738368.0 / rate, 1e-15);
+  EXPECT_NEAR(a.head_w, 34359738368.0 / rate, 1e-15);
+  EXPECT_EQ(a.tp_f, 0);
+  EXPECT_EQ(a.p2p, 0);
+}
+
+TEST(ActionCosts, MemoryBoundKernelsWhenHbmIsKnown) {
+  ClusterSpec c = round_cluster();
+  c.memory_bandwidth = 1e12;
+  ParallelSpec p = single(1);
+  p.recompute = Recompute::full;
+  const ActionCosts a = action_costs(plan_of(small_gpt(), c, p));
+  const double weight = 25769803776.0, core = 4294967296.0, rate = 50e12;  // b = 1
+  const double fwd_kernels = (38.0 * 1048576 + 13.0 * 16777216) / 1e12;  // per layer
+  const double bwd_kernels = (46.0 * 1048576 + 19.0 * 16777216) / 1e12;
+  EXPECT_NEAR(a.f, 4 * ((weight + core) / rate + fwd_kernels), 1e-15);
+  EXPECT_NEAR(a.b, 4 * ((weight + 2 * core) / rate + bwd_kernels), 1e-15);
+  EXPECT_NEAR(a.w, 4 * weight / rate, 1e-15);
+  EXPECT_NEAR(a.recompute, a.f, 1e-15);  // full recompute repeats the forward
+  // Adam: 30 bytes per parameter (bf16) of the optimizer shard; plain DP holds every parameter.
+  EXPECT_DOUBLE_EQ(adam_bytes_per_param(Dtype::bf16), 30);
+}
+
+TEST(ActionCosts, TensorParallelAllReducesOnNvlink) {
+  ParallelSpec p = single(2);
+  p.tp = 2;
+  p.recompute = Recompute::full;
+  const ActionCosts a = action_costs(plan_of(small_gpt(), round_cluster(), p));
+  // M = b s h * 2 bytes = 4,194,304; ring all-reduce over 2 GPUs: 2(n-1)(alpha + M/(n beta)).
+  const double ar = 2 * 1 * (1e-6 + 4194304.0 / (2 * 100e9));
+  EXPECT_NEAR(a.tp_f, 4 * 2 * ar, 1e-15);  // two per layer, 4 layers
+  EXPECT_NEAR(a.tp_b, 4 * 2 * ar, 1e-15);
+  EXPECT_NEAR(a.tp_recompute, 4 * 2 * ar, 1e-15);
+  EXPECT_NEAR(a.head_tp_b, ar, 1e-15);
+  EXPECT_NEAR(a.embed_tp_f, ar, 1e-15);
+  // With SP: all-gather + reduce-scatter, each (n-1)(alpha + M/(n beta)): the same total in the ring model.
+  p.sequence_parallel = true;
+  const ActionCosts sp = action_costs(plan_of(small_gpt(), round_cluster(), p));
+  EXPECT_NEAR(sp.tp_f, a.tp_f, 1e-15);
+}
+
+TEST(ActionCosts, PipelineP2pPicksTheLink) {
+  ParallelSpec p = single(1);
+  p.pp = 2;
+  const ActionCosts inside = action_costs(plan_of(small_gpt(), round_cluster(), p));
+  // b s h * 2 bytes = 2,097,152 over NVLink (both stages in one node).
+  EXPECT_NEAR(inside.p2p, 1e-6 + 2097152.0 / 100e9, 1e-15);
+  // ZeroPP with z = 8: the two stages sit on different nodes and talk over the network.
+  p.strategy = Strategy::zeropp_b;
+  p.schedule = ScheduleKind::zeropp;
+  p.zero_stage = 1;
+  p.z = 8;
+  const ActionCosts across = action_costs(plan_of(small_gpt(), round_cluster(), p));
+  EXPECT_NEAR(across.p2p, 10e-6 + 2097152.0 / 10e9, 1e-15);
+  // One chunk = 2 layers of 12h^2 + 13h parameters, 2 bytes each, all-gathered over 8 GPUs in the node.
+  const double chunk_bytes = 2.0 * 2 * (12.0 * 1024 * 1024 + 13 * 1024);
+  EXPECT_NEAR(across.gather, 7 * (1e-6 + chunk_bytes / (8 * 100e9)), 1e-15);
+  EXPECT_NEAR(across.reduce_scatter, across.gather, 1e-15);
+}
+
+TEST(Bubble, ClosedFormsPerSchedule) {
+  // p = 4, v = 2, B = 8, F = 1, B = 2, W = 1 (per micro-batch per rank).
+  EXPECT_DOUBLE_EQ(bubble_time(ScheduleKind::gpipe, 4, 1, 8, 1, 1, 2, 1), 12);
+  EXPECT_DOUBLE_EQ(bubble_time(ScheduleKind::one_f_one_b, 4, 1, 8, 1, 1, 2, 1), 12);
+  EXPECT_DOUBLE_EQ(bubble_time(ScheduleKind::interleaved, 4, 2, 8, 1, 1, 2, 1), 6);
+  EXPECT_DOUBLE_EQ(bubble_time(ScheduleKind::zb_h1, 4, 1, 8, 1, 1, 2, 1), 6);
+  EXPECT_DOUBLE_EQ(bubble_time(ScheduleKind::zb_h2, 4, 1, 8, 1, 1, 2, 1), 3);
+  EXPECT_DOUBLE_EQ(bubble_time(ScheduleKind::zb_h2, 4, 1, 8, 1, 1, 1, 1), 0);  // clamped at 0
+  // ZeroPP: ceil(8/4) = 2 units, each (p-1)(F+B-W)/v = 3*2/2.
+  EXPECT_DOUBLE_EQ(bubble_time(ScheduleKind::zeropp, 4, 2, 8, 4, 1, 2, 1), 6);
+  EXPECT_DOUBLE_EQ(bubble_time(ScheduleKind::zeropp, 4, 2, 8, 3, 1, 2, 1), 9);  // ragged: 3 units
+  EXPECT_DOUBLE_EQ(bubble_time(ScheduleKind::one_f_one_b, 1, 1, 8, 1, 1, 2, 1), 0);
+}
+
+TEST(ClosedForm, DataParallelSyncOverlapsTheLastBackward) {
+  ParallelSpec p = single(1);
+  p.dp = 2;
+  p.micro_batches = 3;
+  const Plan plan = plan_of(small_gpt(), round_cluster(), p);
+  ActionCosts a;
+  a.f = 1;
+  a.b = 2;
+  a.w = 1;
+  a.dp_sync = 5;
+  a.dp_after_step = 0.5;
+  a.embedding_sync = 0.25;
+  const PipelineTiming t = closed_form_timing(plan, a);
+  EXPECT_DOUBLE_EQ(t.compute, 12);      // 3 micro-batches x (1 + 2 + 1)
+  EXPECT_DOUBLE_EQ(t.dp_exposed, 2.75); // 5 - (2 + 1) of the last backward, + 0.5 + 0.25 exposed
+  EXPECT_DOUBLE_EQ(t.bubble, 0);
+  EXPECT_DOUBLE_EQ(t.iteration, 14.75);
+  TimeOptions no_overlap;
+  no_overlap.overlap_dp_sync = false;
+  EXPECT_DOUBLE_EQ(closed_form_timing(plan, a, no_overlap).dp_exposed, 5.75);
+  a.dp_sync = 2;  // fits in the window
+  EXPECT_DOUBLE_EQ(closed_form_timing(plan, a).dp_exposed, 0.75);
+}
+
+TEST(ClosedForm, ZeroPPGathersPrefetchedExceptTheFirst) {
+  ParallelSpec p;
+  p.strategy = Strategy::zeropp_b;
+  p.schedule = ScheduleKind::zeropp;
+  p.zero_stage = 1;
+  p.z = 8;
+  p.pp = 2;
+  p.micro_batches = 4;
+  p.unit = 2;
+  const Plan plan = plan_of(small_gpt(), round_cluster(), p);
+  ActionCosts a;
+  a.f = 1;
+  a.b = 1;
+  a.w = 1;
+  a.gather = 3;
+  a.reduce_scatter = 1;
+  const PipelineTiming t = closed_form_timing(plan, a);
+  // 2 units x 1 chunk = 2 forward and 2 backward phases of U = 2 micro-batches. The first gather (3) and the
+  // last reduce-scatter (1) are exposed; the second forward phase's gather exceeds the window 2 x 1 by 1; the
+  // backward phases hide gather + reduce-scatter (4) behind 2 x (1 + 1).
+  EXPECT_DOUBLE_EQ(t.zero_exposed, 5);
+  EXPECT_DOUBLE_EQ(t.bubble, 2);   // 2 units x (p-1)(F+B-W)/v = 2 x 1
+  EXPECT_DOUBLE_EQ(t.compute, 12);
+  EXPECT_DOUBLE_EQ(t.iteration, 19);
+  // Per-W reduction: U reduce-scatters share each backward window: 3 + 2 x 1 - 4 = 1 more per phase.
+  Plan per_w = plan;
+  per_w.parallel.grad_reduce = GradReduce::per_w;
+  EXPECT_DOUBLE_EQ(closed_form_timing(per_w, a).zero_exposed, 7);
+}
+
+TEST(ClosedForm, SlowestRankCarriesTheHead) {
+  ParallelSpec p = single(1);
+  p.pp = 4;
+  p.micro_batches = 8;
+  const Plan plan = plan_of(small_gpt(), round_cluster(), p);
+  ActionCosts a;
+  a.f = 1;
+  a.b = 1;
+  a.w = 1;
+  a.head_f = 0.5;
+  const PipelineTiming t = closed_form_timing(plan, a);
+  EXPECT_DOUBLE_EQ(t.compute, 8 * 3.5);
+  EXPECT_DOUBLE_EQ(t.bubble, 3 * 3);  // middle ranks' F+B+W
+}
+
+}  // namespace
+}  // namespace zeropp::analytic

@@ -1,0 +1,26 @@
+# Runs a command that must fail: non-zero exit AND output matching EXPECT (a regex).
+#   cmake -DEXPECT=<regex> -P expect_failure.cmake -- <command> [args...]
+# Used by the fault tests of the MPI runtime: a failing rank must bring the whole job down with a message
+# naming the rank and the cause (CTest's TIMEOUT catches a hang).
+set(cmd)
+set(collect OFF)
+math(EXPR last "${CMAKE_ARGC} - 1")
+foreach(i RANGE ${last})
+  if(collect)
+    list(APPEND cmd "${CMAKE_ARGV${i}}")
+  elseif("${CMAKE_ARGV${i}}" STREQUAL "--")
+    set(collect ON)
+  endif()
+endforeach()
+if(NOT cmd)
+  message(FATAL_ERROR "expect_failure.cmake: no command after --")
+endif()
+execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}${err}")
+if(rc EQUAL 0)
+  message(FATAL_ERROR "expected a failure, but the command exited 0")
+endif()
+if(NOT "${out}${err}" MATCHES "${EXPECT}")
+  message(FATAL_ERROR "exit code ${rc}, but the output does not match '${EXPECT}'")
+endif()
+message("ok: exit code ${rc}, output matches '${EXPECT}'")

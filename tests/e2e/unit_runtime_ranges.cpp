@@ -1,0 +1,130 @@
+// Rank layout, the ZeRO shard / ZeRO-1 piece ranges of a chunk, and the plan -> program mapping of the runtime
+// (e2e/runtime), checked against hand-worked cases.
+#include <set>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "cost_model/spec/error.hpp"
+#include "e2e/runtime/chunk_state.hpp"
+#include "e2e/runtime/fault.hpp"
+#include "e2e/runtime/plan_program.hpp"
+#include "e2e/runtime/rank_layout.hpp"
+
+namespace zeropp::e2e {
+namespace {
+
+TEST(RankLayout, InnerDimensionFastestThenPipelineThenData) {
+  const RankLayout l(1, 2, 2, 2);  // z=2, pp=2, dp=2: 8 ranks
+  ASSERT_EQ(l.world(), 8);
+  // Hand table: rank = (dp * pp + pp_rank) * z + z_index.
+  const RankCoords c5 = l.coords(5);  // 5 = (1*2 + 0)*2 + 1
+  EXPECT_EQ(c5.inner, 1);
+  EXPECT_EQ(c5.pp, 0);
+  EXPECT_EQ(c5.dp, 1);
+  for (int r = 0; r < 8; ++r) EXPECT_EQ(l.world_rank(l.coords(r)), r);
+  // Pipelines: dp * z + z_index; ranks 0 and 2 (pp 0 and 1, z 0, dp 0) form pipeline 0.
+  EXPECT_EQ(l.pipelines(), 4);
+  EXPECT_EQ(l.pipeline(l.coords(0)), 0);
+  EXPECT_EQ(l.pipeline(l.coords(2)), 0);
+  EXPECT_EQ(l.pipeline(c5), 3);
+  // Groups: z group of rank 5 = {4, 5}; its pp group = {5, 7}; its dp group = {1, 5}.
+  std::set<int> z, pp, dp;
+  for (int r = 0; r < 8; ++r) {
+    const RankCoords c = l.coords(r);
+    if (l.inner_color(c) == l.inner_color(c5)) z.insert(r);
+    if (l.pp_color(c) == l.pp_color(c5)) pp.insert(r);
+    if (l.dp_color(c) == l.dp_color(c5)) dp.insert(r);
+  }
+  EXPECT_EQ(z, (std::set<int>{4, 5}));
+  EXPECT_EQ(pp, (std::set<int>{5, 7}));
+  EXPECT_EQ(dp, (std::set<int>{1, 5}));
+}
+
+TEST(RankLayout, TensorParallelRanksShareAPipeline) {
+  const RankLayout l(2, 1, 2, 1);
+  EXPECT_EQ(l.pipelines(), 1);
+  EXPECT_EQ(l.pipeline(l.coords(1)), 0);
+  EXPECT_THROW(RankLayout(2, 2, 1, 1), std::invalid_argument);
+}
+
+TEST(ChunkRanges, ShardsAndPiecesCoverTheChunkOnce) {
+  // N = 10 elements, z = 3: S = 4, shards [0,4) [4,8) [8,10) (the last one short, padded to 4).
+  const ChunkRanges last = ChunkRanges::make(10, true, 3, 2, 1, 0, false);
+  EXPECT_EQ(last.shard, 4);
+  EXPECT_EQ(last.local_base, 8);
+  EXPECT_EQ(last.local, 2);
+  EXPECT_EQ(last.chunk_lo(), 8);
+  EXPECT_EQ(last.chunk_hi(), 10);
+  // ZeRO-1 over dp = 3 of a shard of S = 4: D = 2, pieces [0,2) [2,4) [4,6) of the padded local copy; the
+  // third piece lies in padding, the second is cut at L.
+  const ChunkRanges p1 = ChunkRanges::make(10, true, 3, 2, 3, 1, true);
+  EXPECT_EQ(p1.piece, 2);
+  EXPECT_EQ(p1.local_padded, 6);
+  EXPECT_EQ(p1.opt_lo, 2);
+  EXPECT_EQ(p1.opt_hi, 2);  // local = 2: nothing real in [2, 4)
+  // Every element of every chunk size is owned exactly once over (z, dp).
+  for (int n : {1, 7, 10, 33}) {
+    for (int z : {1, 2, 3}) {
+      for (int dp : {1, 2, 4}) {
+        std::vector<int> owners(static_cast<std::size_t>(n), 0);
+        for (int zi = 0; zi < z; ++zi)
+          for (int di = 0; di < dp; ++di) {
+            const ChunkRanges r = ChunkRanges::make(n, z > 1, z, zi, dp, di, true);
+            for (std::int64_t e = r.chunk_lo(); e < r.chunk_hi(); ++e) ++owners[static_cast<std::size_t>(e)];
+          }
+        for (int e = 0; e < n; ++e) EXPECT_EQ(owners[e], 1) << "n=" << n << " z=" << z << " dp=" << dp << " e=" << e;
+      }
+    }
+  }
+  // All-reduce DP sync: every dp rank owns the whole local copy.
+  const ChunkRanges ar = ChunkRanges::make(10, false, 1, 0, 4, 3, false);
+  EXPECT_EQ(ar.opt_lo, 0);
+  EXPECT_EQ(ar.opt_hi, 10);
+}
+
+TEST(PlanProgram, StrategiesLowerToTheirCommunication) {
+  Plan plan;
+  ParallelSpec& p = plan.parallel;
+  p.strategy = Strategy::zeropp_b;
+  p.schedule = ScheduleKind::zeropp;
+  p.z = 2;
+  p.pp = 2;
+  p.dp = 2;
+  p.micro_batches = 4;
+  p.unit = 2;
+  const PlanProgram zpp = build_plan_program(plan);
+  EXPECT_TRUE(zpp.sharded);
+  EXPECT_EQ(zpp.dp_mode, DpSyncMode::reduce_scatter);
+  int unshard = 0, dp_sync = 0;
+  for (const auto& a : zpp.program.ranks[0]) {
+    unshard += a.type == schedule::ActionType::UNSHARD;
+    dp_sync += a.type == schedule::ActionType::DP_SYNC;
+  }
+  EXPECT_GT(unshard, 0);
+  EXPECT_EQ(dp_sync, 1);
+
+  p.strategy = Strategy::zeropp_a;
+  EXPECT_EQ(build_plan_program(plan).dp_mode, DpSyncMode::all_reduce);
+
+  p.strategy = Strategy::pp_zero1;  // z must be 1 without a ZeRO-3 group
+  p.schedule = ScheduleKind::one_f_one_b;
+  EXPECT_THROW(build_plan_program(plan), SpecError);
+  p.z = 1;
+  const PlanProgram pz1 = build_plan_program(plan);
+  EXPECT_FALSE(pz1.sharded);
+  for (const auto& a : pz1.program.ranks[1]) EXPECT_NE(a.type, schedule::ActionType::UNSHARD);
+}
+
+TEST(FaultInjection, ParsesKindRankStep) {
+  const FaultInjection f = FaultInjection::parse("nan@3:2");
+  EXPECT_EQ(f.kind, FaultInjection::Kind::nan);
+  EXPECT_EQ(f.rank, 3);
+  EXPECT_EQ(f.step, 2);
+  EXPECT_EQ(FaultInjection::parse("throw@1").step, 0);
+  for (const char* bad : {"nan", "boom@1", "nan@x", "nan@1:y", "nan@-1"})
+    EXPECT_THROW(FaultInjection::parse(bad), SpecError) << bad;
+}
+
+}  // namespace
+}  // namespace zeropp::e2e

@@ -1,0 +1,184 @@
+#include <cmath>
+#include <random>
+#include <utility>
+
+#include <gtest/gtest.h>
+
+#include "cost_model/spec/config.hpp"
+#include "cost_model/spec/units.hpp"
+#include "tests/spec/expect_spec_error.hpp"
+
+namespace zeropp {
+namespace {
+
+using nlohmann::json;
+
+json small_cluster() {
+  return {{"name", "c"},
+          {"nodes", 4},
+          {"gpus_per_node", 8},
+          {"peak_tflops", {{"bf16", 312}, {"fp32", 19.5}}},
+          {"memory_gib", 80},
+          {"intra", {{"bandwidth_GBps", 300}, {"latency_us", 3.4}}},
+          {"inter", {{"bandwidth_GBps", 25}, {"latency_us", 14}}}};
+}
+
+TEST(ClusterSpec, ConvertsJsonUnitsToSi) {
+  const ClusterSpec c = cluster_from_json(small_cluster());
+  EXPECT_EQ(c.world(), 32);
+  EXPECT_EQ(c.peak(Dtype::bf16), 312e12);
+  EXPECT_EQ(c.peak(Dtype::fp32), 19.5e12);
+  EXPECT_EQ(c.memory_bytes, 80.0 * 1024 * 1024 * 1024);
+  EXPECT_EQ(c.intra.bandwidth, 300e9);
+  EXPECT_EQ(c.intra.latency, 3.4e-6);
+  EXPECT_EQ(c.inter.bandwidth, 25e9);
+  EXPECT_EQ(c.inter.latency, 14e-6);
+  EXPECT_EQ(c.gemm_efficiency, ClusterSpec{}.gemm_efficiency);  // absent: the documented default
+  EXPECT_EQ(c.memory_bandwidth, 0);                              // absent: unknown
+}
+
+TEST(ClusterSpec, MissingPeakNamesTheField) {
+  const ClusterSpec c = cluster_from_json(small_cluster());
+  EXPECT_SPEC_ERROR(c.peak(Dtype::fp16), "cluster.peak_tflops.fp16",
+                    "cluster.peak_tflops.fp16 is not given for cluster \"c\"");
+}
+
+json calibrated_cluster() {
+  json j = small_cluster();
+  j["gemm_efficiency"] = 0.8;
+  j["memory_bandwidth_GBps"] = 2039;
+  j["collectives"] = {
+      {"intra", {{"all_reduce", {{"latency_us", 11.25}, {"bandwidth_GBps", 231.7}}},
+                 {"send_recv", {{"latency_us", 4.5}, {"bandwidth_GBps", 150}}}}},
+      {"inter", {{"all_gather", {{"latency_us", 30}, {"bandwidth_GBps", 46.3}}}}}};
+  j["gemm_table"] = {{"bf16", {{{"flops", 1e9}, {"efficiency", 0.31}}, {{"flops", 1e12}, {"efficiency", 0.82}}}}};
+  return j;
+}
+
+TEST(ClusterSpec, ReadsCalibratedTables) {
+  const ClusterSpec c = cluster_from_json(calibrated_cluster());
+  EXPECT_EQ(c.collectives.at("intra").at("all_reduce").bandwidth, 231.7e9);
+  EXPECT_EQ(c.collectives.at("intra").at("all_reduce").latency, 11.25e-6);
+  EXPECT_EQ(c.collectives.at("inter").at("all_gather").bandwidth, 46.3e9);
+  ASSERT_EQ(c.gemm_table.at(Dtype::bf16).size(), 2u);
+  EXPECT_EQ(c.gemm_table.at(Dtype::bf16)[1].efficiency, 0.82);
+  EXPECT_EQ(c.memory_bandwidth, 2039e9);
+}
+
+TEST(ClusterSpec, RoundTripsIncludingCalibration) {
+  for (const json& j : {small_cluster(), calibrated_cluster()}) {
+    const ClusterSpec c = cluster_from_json(j);
+    EXPECT_EQ(cluster_from_json(to_json(c)), c);
+    // The text form is stable too: what calibrate writes reads back to the same file.
+    EXPECT_EQ(to_json(cluster_from_json(to_json(c))), to_json(c));
+  }
+}
+
+// Values that did not come from JSON (a fitted bandwidth in bytes/s) survive to_json -> from_json to within one
+// ulp, and exactly whenever the JSON unit can express them (most values; every value read from JSON).
+TEST(ClusterSpec, UnitConversionIsExactOrWithinOneUlp) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> mantissa(1.0, 10.0);
+  for (const auto& [unit, scale] : {std::pair{detail::kGBps, 1e10}, std::pair{detail::kMicroseconds, 1e-6},
+                                    std::pair{detail::kTflops, 1e14}}) {
+    int exact = 0;
+    constexpr int kTrials = 2000;
+    for (int i = 0; i < kTrials; ++i) {
+      const double si = mantissa(rng) * scale;
+      const double back = detail::from_unit(detail::to_unit(si, unit), unit);
+      EXPECT_LE(std::abs(back - si), std::nextafter(si, 2 * si) - si);
+      exact += back == si;
+      // Anything read from a config converts back to the same SI value (the JSON text may pick another of the
+      // doubles that convert to it).
+      const double from_config = detail::from_unit(mantissa(rng), unit);
+      EXPECT_EQ(detail::from_unit(detail::to_unit(from_config, unit), unit), from_config);
+    }
+    EXPECT_GT(exact, kTrials / 2);
+  }
+}
+
+TEST(ClusterSpec, RejectsBadValues) {
+  json j = small_cluster();
+  j["inter"]["bandwidth_GBps"] = -25;
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.inter.bandwidth_GBps",
+                    "cluster.inter.bandwidth_GBps=-25 must be > 0 (cluster.nodes=4)");
+  j = small_cluster();
+  j["intra"]["latency_us"] = -1;
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.intra.latency_us", "cluster.intra.latency_us=-1 must be >= 0");
+  j = small_cluster();
+  j["peak_tflops"]["bf16"] = 0;
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.peak_tflops.bf16", "cluster.peak_tflops.bf16=0 must be > 0");
+  j = small_cluster();
+  j["peak_tflops"] = json::object();
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.peak_tflops",
+                    "cluster.peak_tflops must give at least one of bf16, fp16, fp32");
+  j = small_cluster();
+  j["memory_gib"] = 0;
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.memory_gib", "cluster.memory_gib=0 must be > 0");
+  j = small_cluster();
+  j["memory_bandwidth_GBps"] = -1;
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.memory_bandwidth_GBps",
+                    "cluster.memory_bandwidth_GBps=-1 must be >= 0 (0 or absent: unknown)");
+  j = small_cluster();
+  j["gemm_efficiency"] = 1.2;
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.gemm_efficiency",
+                    "cluster.gemm_efficiency=1.2 must be in (0, 1]");
+  j = small_cluster();
+  j["nodes"] = 0;
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.nodes", "cluster.nodes=0 must be > 0");
+}
+
+TEST(ClusterSpec, RejectsUnknownKeysAtEveryLevel) {
+  json j = small_cluster();
+  j["inter"]["bandwidth_gbps"] = 25;
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.inter.bandwidth_gbps",
+                    "cluster.inter.bandwidth_gbps: unknown key (allowed: bandwidth_GBps, latency_us)");
+  j = small_cluster();
+  j["peak_tflops"]["tf32"] = 156;
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.peak_tflops.tf32",
+                    "cluster.peak_tflops.tf32: unknown key (allowed: bf16, fp16, fp32)");
+  j = calibrated_cluster();
+  j["collectives"]["intra"]["allreduce"] = {{"latency_us", 1}, {"bandwidth_GBps", 1}};
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.collectives.intra.allreduce",
+                    "cluster.collectives.intra.allreduce: unknown key (allowed: all_reduce, all_gather, "
+                    "reduce_scatter, send_recv)");
+  j = calibrated_cluster();
+  j["collectives"]["nvlink"] = json::object();
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.collectives.nvlink",
+                    "cluster.collectives.nvlink: unknown key (allowed: intra, inter)");
+}
+
+TEST(ClusterSpec, RejectsBadGemmTables) {
+  json j = calibrated_cluster();
+  j["gemm_table"]["bf16"][1]["flops"] = 1e8;
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.gemm_table.bf16[1].flops",
+                    "cluster.gemm_table.bf16[1].flops=100000000 must be greater than cluster.gemm_table.bf16[0].flops="
+                    "1000000000 (points in increasing flops)");
+  j = calibrated_cluster();
+  j["gemm_table"]["bf16"][0]["efficiency"] = 0;
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.gemm_table.bf16[0].efficiency",
+                    "cluster.gemm_table.bf16[0].efficiency=0 must be in (0, 1]");
+  j = calibrated_cluster();
+  j["gemm_table"]["bf16"] = json::object();
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.gemm_table.bf16",
+                    "cluster.gemm_table.bf16: expected an array, got object {}");
+  j = calibrated_cluster();
+  j["collectives"]["inter"]["all_gather"]["bandwidth_GBps"] = 0;
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.collectives.inter.all_gather.bandwidth_GBps",
+                    "cluster.collectives.inter.all_gather.bandwidth_GBps=0 must be > 0");
+}
+
+// A link the cluster never uses need not be described: one node has no network.
+TEST(ClusterSpec, SingleNodeNeedsNoNetwork) {
+  json j = small_cluster();
+  j["nodes"] = 1;
+  j.erase("inter");
+  const ClusterSpec c = cluster_from_json(j);
+  EXPECT_EQ(c.inter.bandwidth, 0);
+  EXPECT_EQ(cluster_from_json(to_json(c)), c);
+  j["nodes"] = 2;
+  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.inter", "cluster.inter is required");
+}
+
+}  // namespace
+}  // namespace zeropp

@@ -1,0 +1,131 @@
+#include <gtest/gtest.h>
+
+#include "cost_model/spec/config.hpp"
+#include "tests/spec/expect_spec_error.hpp"
+
+namespace zeropp {
+namespace {
+
+using nlohmann::json;
+
+json gpt_like() {
+  return {{"name", "m"}, {"layers", 32}, {"hidden", 4096}, {"heads", 32}, {"seq_len", 2048}, {"vocab", 51200}};
+}
+
+ModelSpec shape(int hidden, MlpKind mlp) {
+  ModelSpec m;
+  m.hidden = hidden;
+  m.mlp = mlp;
+  return m;
+}
+
+TEST(ModelSpec, FfnDefaultIsFourHForGelu) { EXPECT_EQ(shape(4096, MlpKind::gelu).ffn(), 16384); }
+
+// Llama's rule, by hand: 7B: 2*16384/3 = 10922 -> ceil(10922/256) = 43 -> 11008; 13B: 2*20480/3 = 13653 -> 54 ->
+// 13824. These are the published intermediate sizes (HF config.json).
+TEST(ModelSpec, FfnSwigluRuleGivesLlama2Sizes) {
+  EXPECT_EQ(shape(4096, MlpKind::swiglu).ffn(), 11008);
+  EXPECT_EQ(shape(5120, MlpKind::swiglu).ffn(), 13824);
+  // 70B: 2*32768/3 = 21845 -> 86*256 = 22016, not the published 28672 (ffn_dim_multiplier=1.3, multiple_of=4096
+  // in Meta's code), which is why configs/models/llama2-70b.json states ffn_hidden.
+  EXPECT_EQ(shape(8192, MlpKind::swiglu).ffn(), 22016);
+}
+
+TEST(ModelSpec, ExplicitFfnWins) {
+  ModelSpec m = shape(8192, MlpKind::swiglu);
+  m.ffn_hidden = 28672;
+  EXPECT_EQ(m.ffn(), 28672);
+  m.mlp = MlpKind::gelu;
+  EXPECT_EQ(m.ffn(), 28672);
+}
+
+TEST(ModelSpec, ParsesWithDefaults) {
+  const ModelSpec m = model_from_json(gpt_like());
+  EXPECT_EQ(m.layers, 32);
+  EXPECT_EQ(m.kv_heads, 0);
+  EXPECT_EQ(m.kv_heads_or_heads(), 32);
+  EXPECT_EQ(m.head_dim(), 128);
+  EXPECT_EQ(m.mlp, MlpKind::gelu);
+  EXPECT_TRUE(m.tied_embedding);
+  EXPECT_TRUE(m.learned_positions);
+}
+
+TEST(ModelSpec, RoundTrips) {
+  json j = gpt_like();
+  j["kv_heads"] = 8;
+  j["ffn_hidden"] = 14336;
+  j["mlp"] = "swiglu";
+  j["tied_embedding"] = false;
+  j["learned_positions"] = false;
+  const ModelSpec m = model_from_json(j);
+  EXPECT_EQ(model_from_json(to_json(m)), m);
+  const ModelSpec d = model_from_json(gpt_like());
+  EXPECT_EQ(model_from_json(to_json(d)), d);
+  EXPECT_FALSE(to_json(d).contains("kv_heads"));  // defaults stay defaults
+}
+
+TEST(ModelSpec, RejectsUnknownKey) {
+  json j = gpt_like();
+  j["hiden"] = 4096;
+  EXPECT_SPEC_ERROR(model_from_json(j), "model.hiden",
+                    "model.hiden: unknown key (allowed: name, layers, hidden, heads, kv_heads, ffn_hidden, seq_len, "
+                    "vocab, mlp, tied_embedding, learned_positions)");
+}
+
+TEST(ModelSpec, RejectsMissingKey) {
+  json j = gpt_like();
+  j.erase("vocab");
+  EXPECT_SPEC_ERROR(model_from_json(j), "model.vocab", "model.vocab is required");
+}
+
+TEST(ModelSpec, RejectsWrongTypes) {
+  json j = gpt_like();
+  j["layers"] = "32";
+  EXPECT_SPEC_ERROR(model_from_json(j), "model.layers", "model.layers: expected an integer, got string \"32\"");
+  j = gpt_like();
+  j["hidden"] = 4096.5;
+  EXPECT_SPEC_ERROR(model_from_json(j), "model.hidden", "model.hidden: expected an integer, got number 4096.5");
+  j = gpt_like();
+  j["tied_embedding"] = 1;
+  EXPECT_SPEC_ERROR(model_from_json(j), "model.tied_embedding",
+                    "model.tied_embedding: expected true or false, got number 1");
+  EXPECT_SPEC_ERROR(model_from_json(json::array()), "model", "model: expected an object, got array []");
+  j = gpt_like();
+  j["layers"] = 4294967296LL;
+  EXPECT_SPEC_ERROR(model_from_json(j), "model.layers", "model.layers=4294967296 does not fit in a 32-bit integer");
+}
+
+TEST(ModelSpec, RejectsUnknownMlp) {
+  json j = gpt_like();
+  j["mlp"] = "relu";
+  EXPECT_SPEC_ERROR(model_from_json(j), "model.mlp", "model.mlp=\"relu\" must be one of gelu, swiglu");
+}
+
+TEST(ModelSpec, RejectsImpossibleShapes) {
+  json j = gpt_like();
+  j["heads"] = 7;
+  EXPECT_SPEC_ERROR(model_from_json(j), "model.heads", "model.heads=7 does not divide model.hidden=4096");
+  j = gpt_like();
+  j["kv_heads"] = 3;
+  EXPECT_SPEC_ERROR(model_from_json(j), "model.kv_heads", "model.kv_heads=3 does not divide model.heads=32");
+  j = gpt_like();
+  j["layers"] = 0;
+  EXPECT_SPEC_ERROR(model_from_json(j), "model.layers", "model.layers=0 must be > 0");
+  j = gpt_like();
+  j["seq_len"] = -2048;
+  EXPECT_SPEC_ERROR(model_from_json(j), "model.seq_len", "model.seq_len=-2048 must be > 0");
+  j = gpt_like();
+  j["ffn_hidden"] = -1;
+  EXPECT_SPEC_ERROR(model_from_json(j), "model.ffn_hidden",
+                    "model.ffn_hidden=-1 must be >= 0 (0 or absent: the default for model.mlp)");
+}
+
+TEST(ModelSpec, FieldPrefixIsUsedInErrors) {
+  json j = gpt_like();
+  j["heads"] = 5;
+  EXPECT_SPEC_ERROR(model_from_json(j, "experiment.model"), "experiment.model.heads",
+                    "experiment.model.heads=5 does not divide experiment.model.hidden=4096");
+}
+
+}  // namespace
+}  // namespace zeropp

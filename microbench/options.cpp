@@ -2,6 +2,7 @@
 
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 namespace zeropp::microbench {
@@ -59,6 +60,14 @@ Options parse_options(int& argc, char** argv) {
       options.gemm_head_dim = parse_positive(flag, value);
     } else if (flag == "--zeropp_gemm_square") {
       options.gemm_square = parse_list(flag, value);
+    } else if (flag == "--zeropp_layer_hidden") {
+      options.layer_hidden = parse_list(flag, value);
+    } else if (flag == "--zeropp_layer_head_dim") {
+      options.layer_head_dim = parse_positive(flag, value);
+    } else if (flag == "--zeropp_layer_seq") {
+      options.layer_seq = parse_positive(flag, value);
+    } else if (flag == "--zeropp_layer_batch") {
+      options.layer_batch = parse_positive(flag, value);
     } else if (flag == "--zeropp_coll_min_bytes") {
       options.coll_min_bytes = static_cast<std::size_t>(parse_positive(flag, value));
     } else if (flag == "--zeropp_coll_max_bytes") {
@@ -66,6 +75,8 @@ Options parse_options(int& argc, char** argv) {
     } else if (flag == "--zeropp_coll_step") {
       options.coll_step = static_cast<std::size_t>(parse_positive(flag, value));
       if (options.coll_step < 2) throw std::invalid_argument("--zeropp_coll_step must be at least 2");
+    } else if (flag == "--zeropp_coll_points_per_step") {
+      options.coll_points_per_step = static_cast<int>(parse_positive(flag, value));
     } else if (flag == "--zeropp_iterations") {
       options.iterations = static_cast<int>(parse_positive(flag, value));
     } else {
@@ -76,6 +87,13 @@ Options parse_options(int& argc, char** argv) {
   argc = kept;
   if (options.coll_min_bytes > options.coll_max_bytes) {
     throw std::invalid_argument("--zeropp_coll_min_bytes must not exceed --zeropp_coll_max_bytes");
+  }
+  for (long h : options.layer_hidden) {
+    if (h % options.layer_head_dim != 0) {
+      throw std::invalid_argument("--zeropp_layer_hidden: " + std::to_string(h) +
+                                  " is not a multiple of --zeropp_layer_head_dim=" +
+                                  std::to_string(options.layer_head_dim));
+    }
   }
   return options;
 }
@@ -96,9 +114,17 @@ std::string options_help() {
       << list(d.gemm_seq) << ")\n"
       << "  --zeropp_gemm_head_dim=N      head dimension d of the attention GEMMs (default " << d.gemm_head_dim << ")\n"
       << "  --zeropp_gemm_square=LIST     square n^3 GEMMs (default none; 8192 on a GPU)\n"
+      << "  --zeropp_layer_hidden=LIST    hidden sizes h of the trainer's block F/B/W passes (default "
+      << list(d.layer_hidden) << "; CPU)\n"
+      << "  --zeropp_layer_head_dim=N     head dimension d of that block, a = h / d heads (default "
+      << d.layer_head_dim << ")\n"
+      << "  --zeropp_layer_seq=N          sequence length s of that block (default " << d.layer_seq << ")\n"
+      << "  --zeropp_layer_batch=N        micro-batch b of that block (default " << d.layer_batch << ")\n"
       << "  --zeropp_coll_min_bytes=N     smallest collective buffer S in bytes (default " << d.coll_min_bytes << ")\n"
       << "  --zeropp_coll_max_bytes=N     largest collective buffer S in bytes (default " << d.coll_max_bytes << ")\n"
       << "  --zeropp_coll_step=N          size multiplier between collective sizes (default " << d.coll_step << ")\n"
+      << "  --zeropp_coll_points_per_step=N  sizes per step, geometrically spaced (default " << d.coll_points_per_step
+      << ")\n"
       << "  --zeropp_iterations=N         timed iterations per benchmark, same on every rank (default "
       << d.iterations << ")\n"
       << "An empty list (--zeropp_gemm_hidden=) switches that part off.\n";

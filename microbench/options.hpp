@@ -17,10 +17,18 @@ struct Options {
   long gemm_head_dim = 64;
   // Square GEMMs n^3 (8192 is the usual peak probe on a GPU).
   std::vector<long> gemm_square{};
+  // Trainer layer suite (CPU): one transformer block of the trainer (e2e Chunk) per hidden size h, with a = h / d
+  // heads of dimension d (fixed, so that every h has the same attention kernels), sequence length s and
+  // micro-batch b; its F, B (input gradient) and W (weight gradient) passes.
+  std::vector<long> layer_hidden{256, 512};
+  long layer_head_dim = 64;
+  long layer_seq = 256;
+  long layer_batch = 1;
   // Collective suite: full-buffer sizes S from min to max bytes, multiplied by `step` each time.
   std::size_t coll_min_bytes = 1024;
   std::size_t coll_max_bytes = std::size_t{64} << 20;
   std::size_t coll_step = 2;
+  int coll_points_per_step = 1;  // sizes per step: 2 adds the geometric midpoint (s * sqrt(step)), ...
   // Timed repetitions per benchmark (Google Benchmark iterations); fixed so ranks never disagree.
   int iterations = 5;
 };

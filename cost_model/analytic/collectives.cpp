@@ -1,5 +1,7 @@
 #include "cost_model/analytic/collectives.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "cost_model/spec/error.hpp"
@@ -102,6 +104,14 @@ double collective_time(const ClusterSpec& cluster, Collective c, int group_size,
     if (level != cluster.collectives.end()) {
       const auto fit = level->second.find(collective_name(c));
       if (fit != level->second.end()) {
+        const auto& segments = fit->second.segments;
+        if (!segments.empty()) {
+          // The first segment that covers the size; above them all, the last (extrapolates the largest range).
+          const auto seg = std::find_if(segments.begin(), segments.end(),
+                                        [bytes](const CollectiveSegment& s) { return bytes <= s.max_bytes; });
+          const CollectiveSegment& use = seg == segments.end() ? segments.back() : *seg;
+          return alpha_beta(c, group_size, bytes, use.latency, use.bandwidth);
+        }
         return alpha_beta(c, group_size, bytes, fit->second.latency, fit->second.bandwidth);
       }
     }

@@ -147,21 +147,62 @@ ValidationReport load_validation(const std::string& name_or_path) {
   return load_validation_json(parse_json_with_comments(text.str(), path.string()), path.string());
 }
 
+namespace {
+
+double predict_plan_tflops(const Plan& plan, bool dp_overlap) {
+  EstimateOptions options;
+  options.time.overlap_dp_sync = dp_overlap;
+  options.validate = false;  // checked when the row was loaded
+  const Estimate est = estimate(plan, options);
+  // Throughput as the paper counts it (eq. 3: recomputation included), over the same GPUs.
+  const double flops = narayanan_flops_per_iteration(plan.model, plan.parallel.global_batch());
+  return flops / (est.time_s.iteration * plan.parallel.world()) / 1e12;
+}
+
+}  // namespace
+
+double predict_tflops(const ValidationRow& row, double gemm_efficiency) {
+  Plan plan = row.plan;
+  plan.cluster.gemm_efficiency = gemm_efficiency;
+  return predict_plan_tflops(plan, row.dp_overlap);
+}
+
 void run_validation(ValidationReport& report) {
   double sum = 0, worst = 0;
   for (ValidationRow& row : report.rows) {
-    EstimateOptions options;
-    options.time.overlap_dp_sync = row.dp_overlap;
-    const Estimate est = estimate(row.plan, options);
-    // Throughput as the paper counts it (eq. 3: recomputation included), over the same GPUs.
-    const double flops = narayanan_flops_per_iteration(row.plan.model, row.plan.parallel.global_batch());
-    row.predicted_tflops = flops / (est.time_s.iteration * row.plan.parallel.world()) / 1e12;
+    row.predicted_tflops = predict_plan_tflops(row.plan, row.dp_overlap);
     row.error = (row.predicted_tflops - row.published_tflops) / row.published_tflops;
     sum += std::abs(row.error);
     worst = std::max(worst, std::abs(row.error));
   }
   report.mean_abs_error = report.rows.empty() ? 0 : sum / report.rows.size();
   report.max_abs_error = worst;
+}
+
+void run_cross_validation(ValidationReport& report, const ScalarFitOptions& options) {
+  if (report.rows.empty()) throw SpecError("validation.rows", "validation.rows is empty");
+  for (const ValidationRow& row : report.rows) {
+    const auto table = row.plan.cluster.gemm_table.find(row.plan.parallel.dtype);
+    if (table != row.plan.cluster.gemm_table.end() && !table->second.empty())
+      throw SpecError("validation.cluster.gemm_table",
+                      fmt::format("{} has a gemm_table for {}, which overrides gemm_efficiency: there is no single "
+                                  "efficiency to fit",
+                                  report.cluster, to_string(row.plan.parallel.dtype)));
+  }
+  report.profile_efficiency = report.rows.front().plan.cluster.gemm_efficiency;
+  std::vector<double> published;
+  for (const ValidationRow& row : report.rows) published.push_back(row.published_tflops);
+  const CrossValidation cv = leave_one_out(
+      [&report](std::size_t i, double x) { return predict_tflops(report.rows[i], x); }, published, options);
+  report.fit = cv.all;
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    report.rows[i].loo_efficiency = cv.loo_value[i];
+    report.rows[i].loo_predicted_tflops = cv.loo_predicted[i];
+    report.rows[i].loo_error = cv.loo_error[i];
+  }
+  report.loo_mean_abs_error = cv.loo_mean_abs_error;
+  report.loo_max_abs_error = cv.loo_max_abs_error;
+  report.cross_validated = true;
 }
 
 std::vector<std::string> validation_sets() {

@@ -11,6 +11,8 @@
 #include "cost_model/analytic/time_model.hpp"
 #include "cost_model/calibrate/alpha_beta_fit.hpp"
 #include "cost_model/calibrate/gemm_fit.hpp"
+#include "cost_model/calibrate/layer_fit.hpp"
+#include "cost_model/calibrate/piecewise_fit.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/names.hpp"
 
@@ -75,17 +77,18 @@ void fit_collective_series(const std::string& level, Series& series, Calibration
   report.points = series.samples.size();
   std::vector<double> held_errors;
   if (train.size() < series.samples.size()) {
-    const auto partial = fit_alpha_beta(series.c, train, field);
+    const CollectiveFit partial = fit_piecewise(series.c, train, field);
     for (std::size_t i = 0; i < series.samples.size(); ++i) {
       if (!mask[i]) continue;
-      const double predicted = predict_seconds(series.c, partial.fit, series.samples[i]);
+      const double predicted = predict_piecewise(series.c, partial, series.samples[i]);
       out.held_out.push_back({what, series.labels[i], series.samples[i].seconds, predicted});
       held_errors.push_back(out.held_out.back().error());
     }
   }
   const auto full = fit_alpha_beta(series.c, series.samples, field);
+  CollectiveFit fit = fit_piecewise(series.c, series.samples, field);
   std::vector<double> errors;
-  for (const auto& s : series.samples) errors.push_back(relative_error(predict_seconds(series.c, full.fit, s), s.seconds));
+  for (const auto& s : series.samples) errors.push_back(relative_error(predict_piecewise(series.c, fit, s), s.seconds));
   const ErrorStats all = stats(errors), held = stats(held_errors);
   report.held_out = held_errors.size();
   report.fit_rms_error = all.rms;
@@ -94,9 +97,13 @@ void fit_collective_series(const std::string& level, Series& series, Calibration
   report.held_out_mean_error = held.mean;
   report.parameters = fmt::format("alpha {:.3g} us/step, busbw {:.4g} GB/s", full.fit.latency * 1e6,
                                   full.fit.bandwidth / 1e9);
+  for (const auto& seg : fit.segments) {
+    report.parameters += fmt::format("; <= {:.3g} B: alpha {:.3g} us, busbw {:.4g} GB/s", seg.max_bytes,
+                                     seg.latency * 1e6, seg.bandwidth / 1e9);
+  }
   if (full.latency_clamped) out.notes.push_back(what + ": fitted latency was negative; fitted with latency 0");
   out.fits.push_back(report);
-  out.profile.collectives[level][analytic::collective_name(series.c)] = full.fit;
+  out.profile.collectives[level][analytic::collective_name(series.c)] = fit;
   if (series.c == Collective::send_recv) {
     LinkSpec& link = level == "intra" ? out.profile.intra : out.profile.inter;
     link = LinkSpec{full.fit.bandwidth, full.fit.latency};
@@ -185,6 +192,66 @@ std::string group_of(const BenchResult& r) {
   return group.empty() ? r.name : group;
 }
 
+// Layer passes: the in-layer GEMM rate and the memory bandwidth of the time model's memory-bound kernels
+// (layer_fit.hpp), on top of the GEMM table. Held out: whole layer shapes (every third by size, never the first
+// or the last), scored per pass.
+void fit_layer_series(Dtype dtype, const std::vector<LayerSample>& samples, Calibration& out) {
+  const std::string what = "layer/" + to_string(dtype);
+  const std::string field = "memory_bandwidth";
+  std::map<std::string, double> size;
+  for (const auto& s : samples) size[s.group()] = static_cast<double>(s.h) * s.h * s.s * s.b;
+  std::vector<std::pair<double, std::string>> order;
+  for (const auto& [group, n] : size) order.emplace_back(n, group);
+  std::sort(order.begin(), order.end());
+  const auto mask = held_out_mask(order.size());
+  std::set<std::string> held;
+  for (std::size_t i = 0; i < order.size(); ++i)
+    if (mask[i]) held.insert(order[i].second);
+
+  std::vector<double> held_errors;
+  if (!held.empty()) {
+    std::vector<LayerSample> train;
+    for (const auto& s : samples)
+      if (!held.count(s.group())) train.push_back(s);
+    const ClusterSpec partial =
+        apply_layer_fit(out.profile, dtype, fit_layer_passes(train, out.profile, dtype, field));
+    for (const auto& s : samples) {
+      if (!held.count(s.group())) continue;
+      out.held_out.push_back({what, s.name, s.seconds, predict_layer_seconds(s, partial, dtype)});
+      held_errors.push_back(out.held_out.back().error());
+    }
+  }
+  const LayerFit fit = fit_layer_passes(samples, out.profile, dtype, field);
+  if (fit.clamped) out.notes.push_back(what + ": the GEMMs alone exceed the measured passes; memory_bandwidth 0");
+  out.profile = apply_layer_fit(out.profile, dtype, fit);
+  std::vector<double> errors;
+  std::map<std::string, std::vector<double>> by_pass;
+  for (const auto& s : samples) {
+    errors.push_back(relative_error(predict_layer_seconds(s, out.profile, dtype), s.seconds));
+    by_pass[s.pass].push_back(errors.back());
+  }
+  const ErrorStats all = stats(errors), held_stats = stats(held_errors);
+  FitReport report;
+  report.what = what;
+  report.points = samples.size();
+  report.held_out = held_errors.size();
+  report.fit_rms_error = all.rms;
+  report.fit_max_error = all.max;
+  report.held_out_max_error = held_stats.max;
+  report.held_out_mean_error = held_stats.mean;
+  report.parameters = fmt::format("GEMM table x {:.3f} in the layer, memory-bound kernels at {:.3g} GB/s; max "
+                                  "error per pass:",
+                                  fit.gemm_scale, fit.bandwidth / 1e9);
+  for (const auto& [pass, errs] : by_pass) report.parameters += fmt::format(" {} {:.1f}%", pass, 100 * stats(errs).max);
+  out.fits.push_back(report);
+}
+
+int int_arg(const BenchResult& r, const std::string& key, const std::string& where) {
+  const auto it = r.args.find(key);
+  if (it == r.args.end()) throw SpecError(where + "." + key, where + ": expected layer/.../" + key + ":N");
+  return std::stoi(it->second);
+}
+
 }  // namespace
 
 double HeldOutPoint::error() const { return relative_error(predicted, measured); }
@@ -211,6 +278,7 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
 
   std::map<std::string, std::map<Collective, Series>> collectives;  // level -> collective -> samples
   std::map<Dtype, std::vector<GemmSample>> gemms;
+  std::map<Dtype, std::vector<LayerSample>> layers;
   for (const auto& r : results.results) {
     const std::string where = r.source + ":" + r.name;
     if (r.parts.empty()) {
@@ -222,6 +290,14 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
       const Dtype dtype = dtype_from_string(r.parts[2], where + ".dtype");
       const std::string shape = r.parts.size() > 3 ? r.parts[3] : r.parts.back();
       gemms[dtype].push_back({r.name, group_of(r), pass_of(shape), r.counter("flop"), r.seconds});
+      continue;
+    }
+    if (r.parts[0] == "layer") {
+      if (r.parts.size() < 4)
+        throw SpecError(where, where + ": expected layer/<backend>/<dtype>/<F|B|W>/h:../a:../s:../b:..");
+      const Dtype dtype = dtype_from_string(r.parts[2], where + ".dtype");
+      layers[dtype].push_back({r.name, r.parts[3], int_arg(r, "h", where), int_arg(r, "a", where),
+                               int_arg(r, "s", where), int_arg(r, "b", where), r.seconds});
       continue;
     }
     const auto c = std::find_if(std::begin(kCollectives), std::end(kCollectives),
@@ -240,7 +316,7 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
     series.samples.push_back({bytes, static_cast<int>(std::lround(r.counter("ranks"))), r.seconds});
     series.labels.push_back(r.name);
   }
-  if (collectives.empty() && gemms.empty()) {
+  if (collectives.empty() && gemms.empty() && layers.empty()) {
     throw SpecError("results", "no GEMM or collective results to calibrate from (zeropp-bench names them "
                                "gemm/... and <collective>/<backend>/<level>/...)");
   }
@@ -251,6 +327,8 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
   if (out.profile.gemm_table.size() == 1) {
     out.profile.gemm_efficiency = out.profile.gemm_table.begin()->second.back().efficiency;
   }
+  // After the GEMM table: the layer fit prices the passes' GEMMs with it.
+  for (auto& [dtype, samples] : layers) fit_layer_series(dtype, samples, out);
   return out;
 }
 

@@ -1,5 +1,7 @@
 // `zeropp compare`: the strategies side by side for one experiment, each with its best layout (tp, pp, dp, z, v),
-// micro-batch b, unit U and recompute within memory, and its speedup over 3D parallelism.
+// micro-batch b, unit U and recompute within memory, and its speedup over 3D parallelism. Rows and how they are
+// chosen: cost_model/search/compare.hpp (the simulator decides time and memory; zero3 and --closed-form use the
+// closed forms). The closed-form time and peak of each chosen plan are printed beside the simulated ones.
 //   zeropp compare --experiment default
 //   zeropp compare --model gpt3-13b --cluster dgx-a100-80gb --gpus 64 --global-batch 256
 #include <iostream>
@@ -7,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "cost_model/analytic/strategies.hpp"
 #include "cost_model/cli/command.hpp"
+#include "cost_model/search/compare.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/names.hpp"
@@ -21,6 +23,7 @@ struct CompareArgs {
   int gpus = 0;
   long long global_batch = 0;
   std::vector<std::string> strategies;
+  bool closed_form = false;
   Format format = Format::table;
 };
 
@@ -40,10 +43,6 @@ Experiment build_experiment(const CompareArgs& a) {
     ex.global_batch = a.global_batch;
     if (!a.dtype.empty()) ex.dtype = dtype_from_string(a.dtype, "experiment.dtype");
   }
-  if (!a.strategies.empty()) {
-    ex.strategies.clear();
-    for (const auto& s : a.strategies) ex.strategies.push_back(strategy_from_string(s, "strategies"));
-  }
   validate(ex);
   return ex;
 }
@@ -51,53 +50,68 @@ Experiment build_experiment(const CompareArgs& a) {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Iteration time of the 3D row when it was compared and fits; 0 otherwise.
-double three_d_time(const std::vector<analytic::StrategyChoice>& rows) {
+double three_d_time(const std::vector<search::CompareRow>& rows) {
   for (const auto& r : rows)
-    if (r.strategy == Strategy::three_d && r.found && r.estimate.feasible) return r.estimate.time_s.iteration;
+    if (r.spec.strategy == Strategy::three_d && r.found && r.estimate.estimate.feasible)
+      return r.estimate.estimate.time_s.iteration;
   return 0;
 }
 
-void print_table(const Experiment& ex, const std::vector<analytic::StrategyChoice>& rows) {
+void print_table(const Experiment& ex, const std::vector<search::CompareRow>& rows) {
   std::cout << fmt::format("{}: {} on {} GPUs of {}, global batch {} x {} tokens, {}\n\n", ex.name, ex.model.name,
                            ex.gpus, ex.cluster.name, ex.global_batch, ex.model.seq_len, to_string(ex.dtype));
-  std::cout << fmt::format("{:<11} {:>3} {:>3} {:>4} {:>2} {:>2} {:>3} {:>5} {:>5} {:>9} {:>9} {:>8} {:>6} {:>9} "
-                           "{:>9} {:>8}\n",
-                           "strategy", "tp", "pp", "dp", "z", "v", "b", "B", "U", "recompute", "iter s", "TFLOP/s",
-                           "MFU", "peak GiB", "sent GB", "vs 3D");
+  std::cout << fmt::format("{:<11} {:>3} {:>3} {:>4} {:>2} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8} {:>8} {:>7} "
+                           "{:>6} {:>8} {:>8} {:>8} {:>7}\n",
+                           "strategy", "tp", "pp", "dp", "z", "schedule", "v", "b", "B", "U", "recompute", "iter s",
+                           "(closed)", "TFLOP/s", "MFU", "peak GiB", "(closed)", "sent GB", "vs 3D");
   const double base = three_d_time(rows);
+  bool any_closed = false;
   for (const auto& r : rows) {
     if (!r.found) {
-      std::cout << fmt::format("{:<11} {}\n", to_string(r.strategy), r.note);
+      std::cout << fmt::format("{:<11} {}\n", r.spec.name, r.note);
       continue;
     }
     const ParallelSpec& p = r.plan.parallel;
-    const auto& e = r.estimate;
+    const auto& e = r.estimate.estimate;
+    const auto& c = r.estimate.closed_form;
+    const bool sim = r.estimate.simulated;
+    any_closed = any_closed || !sim;
     std::string vs = "-";
     if (e.feasible && base > 0) vs = fmt::format("{:.2f}x", base / e.time_s.iteration);
-    std::cout << fmt::format("{:<11} {:>3} {:>3} {:>4} {:>2} {:>2} {:>3} {:>5} {:>5} {:>9} {:>9.3f} {:>8.1f} {:>5.1f}% "
-                             "{:>9.1f} {:>9.2f} {:>8}{}\n",
-                             to_string(r.strategy), p.tp, p.pp, p.dp, p.z, p.v, p.micro_batch, p.micro_batches,
-                             p.unit, to_string(p.recompute), e.time_s.iteration, e.throughput.tflops_per_gpu,
-                             100 * e.throughput.mfu, e.memory_bytes.peak / kGiB, e.comm_bytes.total / 1e9, vs,
+    const std::string closed_time = sim ? fmt::format("{:.3f}", c.time_s.iteration) : "cf";
+    const std::string closed_peak = sim ? fmt::format("{:.1f}", c.memory_bytes.peak / kGiB) : "cf";
+    std::cout << fmt::format("{:<11} {:>3} {:>3} {:>4} {:>2} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8.3f} {:>8} "
+                             "{:>7.1f} {:>5.1f}% {:>8.1f} {:>8} {:>8.2f} {:>7}{}\n",
+                             r.spec.name, p.tp, p.pp, p.dp, p.z, to_string(p.schedule), p.v, p.micro_batch,
+                             p.micro_batches, p.unit, to_string(p.recompute), e.time_s.iteration, closed_time,
+                             e.throughput.tflops_per_gpu, 100 * e.throughput.mfu, e.memory_bytes.peak / kGiB,
+                             closed_peak, e.comm_bytes.total / 1e9, vs,
                              e.feasible ? "" : fmt::format("  does not fit: over by {:.1f} GiB", e.over_by_bytes / kGiB));
   }
-  std::cout << "\nTFLOP/s per GPU counts executed FLOPs (incl. recompute); MFU counts model FLOPs only. "
+  std::cout << "\niter s and peak GiB (GiB = 2^30 B): simulated schedule; (closed): the closed forms for the same plan"
+            << (any_closed ? "; cf: closed form only (zero3: no pipeline to simulate, or --closed-form)" : "")
+            << ".\nTFLOP/s per GPU counts executed FLOPs (incl. recompute); MFU counts model FLOPs only. "
                "sent GB: bytes sent per GPU per iteration (GB = 1e9).\n";
 }
 
-nlohmann::json rows_json(const std::vector<analytic::StrategyChoice>& rows) {
+nlohmann::json rows_json(const std::vector<search::CompareRow>& rows) {
   const double base = three_d_time(rows);
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : rows) {
-    nlohmann::json j = {{"strategy", to_string(r.strategy)}, {"found", r.found}, {"evaluated", r.evaluated}};
+    nlohmann::json j = {{"row", r.spec.name},
+                        {"strategy", to_string(r.spec.strategy)},
+                        {"found", r.found},
+                        {"evaluated", r.evaluated},
+                        {"simulated", r.simulated}};
     if (!r.found) {
       j["note"] = r.note;
     } else {
+      const auto& e = r.estimate.estimate;
       j["parallel"] = to_json(r.plan.parallel);
-      j["estimate"] = analytic::to_json(r.estimate);
-      j["feasible"] = r.estimate.feasible;
-      j["speedup_vs_3d"] = (r.estimate.feasible && base > 0) ? nlohmann::json(base / r.estimate.time_s.iteration)
-                                                             : nlohmann::json(nullptr);
+      j["estimate"] = search::to_json(r.estimate);
+      j["feasible"] = e.feasible;
+      j["speedup_vs_3d"] =
+          (e.feasible && base > 0) ? nlohmann::json(base / e.time_s.iteration) : nlohmann::json(nullptr);
     }
     out.push_back(j);
   }
@@ -106,10 +120,13 @@ nlohmann::json rows_json(const std::vector<analytic::StrategyChoice>& rows) {
 
 int run(const CompareArgs& args) {
   const Experiment ex = build_experiment(args);
-  const auto rows = analytic::compare_strategies(ex);
+  search::CompareOptions options;
+  options.simulate = !args.closed_form;
+  const auto rows = search::compare_rows(ex, search::select_rows(ex, args.strategies), options);
   if (args.format == Format::json) {
     nlohmann::json j = {{"schema", kSchemaVersion},
                         {"command", "compare"},
+                        {"executor", args.closed_form ? "closed_form" : "simulator"},
                         {"experiment",
                          {{"name", ex.name},
                           {"model", ex.model.name},
@@ -127,7 +144,8 @@ int run(const CompareArgs& args) {
 
 const bool registered = register_command({
     "compare",
-    "Compare the strategies (3D, ZeRO-3, 1F1B+ZeRO-1, ZeroPP A/B) for one experiment, each at its best plan",
+    "Compare the strategies (3D, ZeRO-3, 1F1B/ZB-H1/ZB-H2/BFS + ZeRO-1, naive ZeRO-3 + PP, ZeroPP A/B) for one "
+    "experiment, each at its best plan",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<CompareArgs>();
       sub.add_option("--experiment", a->experiment, "Experiment: name under configs/experiments or JSON file "
@@ -137,7 +155,11 @@ const bool registered = register_command({
       sub.add_option("--gpus", a->gpus, "Number of GPUs")->check(CLI::PositiveNumber);
       sub.add_option("--global-batch", a->global_batch, "Sequences per iteration")->check(CLI::PositiveNumber);
       sub.add_option("--dtype", a->dtype, "bf16 | fp16 | fp32 (default bf16)");
-      sub.add_option("--strategies", a->strategies, "Strategies to compare (default: all)")->delimiter(',');
+      sub.add_option("--strategies", a->strategies,
+                     "Rows to compare: 3d, zero3, 1f1b_zero1, zb_h1_zero1, zb_h2_zero1, bfs_zero1, zero3_pp, zeropp_a, "
+                     "zeropp_b (default: all)")
+          ->delimiter(',');
+      sub.add_flag("--closed-form", a->closed_form, "Closed forms only, no schedule simulation");
       add_format_option(sub, a->format);
       return [a] { return run(*a); };
     },

@@ -1,5 +1,8 @@
-// `zeropp estimate`: one plan through the analytic model: communication bytes by category, memory per GPU,
-// iteration time (compute, exposed communication, bubble), throughput, and whether it fits in memory.
+// `zeropp estimate`: one plan: communication bytes by category, memory per GPU, iteration time (compute,
+// exposed communication, bubble), throughput, and whether it fits in memory.
+// Time, bubble, exposed communication, peak memory and the pp/zero bytes come from the schedule simulator
+// (search/simulated_estimate.hpp); the closed forms are printed beside them as a cross-check. Pure ZeRO-3 and
+// --closed-form use the closed forms only.
 //   zeropp estimate --plan plan.json
 //   zeropp estimate --model gpt3-13b --cluster dgx-a100-80gb --strategy zeropp_b --pp 4 --z 8 --dp 2
 //                   --micro-batch 1 --global-batch 256 --unit 8   (one line)
@@ -12,6 +15,7 @@
 
 #include "cost_model/analytic/estimate.hpp"
 #include "cost_model/cli/command.hpp"
+#include "cost_model/search/simulated_estimate.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/names.hpp"
@@ -26,6 +30,7 @@ struct EstimateArgs {
   std::optional<long long> global_batch;
   std::optional<bool> sequence_parallel;
   bool no_dp_overlap = false;
+  bool closed_form = false;
   Format format = Format::table;
 };
 
@@ -99,33 +104,50 @@ Plan build_plan(const EstimateArgs& a) {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-void print_table(const Plan& plan, const analytic::Estimate& e) {
+// "  (closed form 1.2345)" beside a simulated value; nothing when the closed form is all there is.
+std::string beside(const search::SimulatedEstimate& e, double closed, const char* spec) {
+  if (!e.simulated) return "";
+  return fmt::format("  (closed form {})", fmt::format(fmt::runtime(spec), closed));
+}
+
+void print_table(const Plan& plan, const search::SimulatedEstimate& s) {
+  const analytic::Estimate& e = s.estimate;
+  const analytic::Estimate& c = s.closed_form;
   const ParallelSpec& p = plan.parallel;
   std::cout << fmt::format("plan: {} on {}, {} GPUs, strategy {}\n", plan.model.name, plan.cluster.name, p.world(),
                            to_string(p.strategy));
   std::cout << fmt::format("      tp={} pp={} dp={} z={} zero_stage={} v={} schedule={} b={} B={} U={} recompute={} "
-                           "sp={} {}\n\n",
+                           "sp={} {}\n",
                            p.tp, p.pp, p.dp, p.z, p.zero_stage, p.v, to_string(p.schedule), p.micro_batch,
                            p.micro_batches, p.unit, to_string(p.recompute), p.sequence_parallel ? "on" : "off",
                            to_string(p.dtype));
+  std::cout << (s.simulated ? "      time, bubble, exposed comm, peak memory and pp/zero bytes: schedule simulator\n\n"
+                            : (p.strategy == Strategy::zero3
+                                   ? "      closed form (zero3 gathers a layer at a time; the simulator would gather "
+                                     "the whole model)\n\n"
+                                   : "      closed form\n\n"));
   const auto& t = e.time_s;
-  std::cout << fmt::format("time per iteration   {:10.4f} s\n", t.iteration);
-  std::cout << fmt::format("  compute            {:10.4f} s\n", t.compute);
-  std::cout << fmt::format("  exposed comm       {:10.4f} s  (tp {:.4f}, pp {:.4f}, zero {:.4f}, dp {:.4f})\n",
-                           t.comm_exposed, t.tp_exposed, t.pp_exposed, t.zero_exposed, t.dp_exposed);
-  std::cout << fmt::format("  bubble             {:10.4f} s\n\n", t.bubble);
+  std::cout << fmt::format("time per iteration   {:10.4f} s{}\n", t.iteration, beside(s, c.time_s.iteration, "{:.4f}"));
+  std::cout << fmt::format("  compute            {:10.4f} s{}\n", t.compute, beside(s, c.time_s.compute, "{:.4f}"));
+  std::cout << fmt::format("  exposed comm       {:10.4f} s  (tp {:.4f}, pp {:.4f}, zero {:.4f}, dp {:.4f}){}\n",
+                           t.comm_exposed, t.tp_exposed, t.pp_exposed, t.zero_exposed, t.dp_exposed,
+                           beside(s, c.time_s.comm_exposed, "{:.4f}"));
+  std::cout << fmt::format("  bubble             {:10.4f} s{}\n\n", t.bubble, beside(s, c.time_s.bubble, "{:.4f}"));
   const auto& th = e.throughput;
   std::cout << fmt::format("throughput           {:10.0f} tokens/s, {:.1f} TFLOP/s per GPU (incl. recompute), "
-                           "MFU {:.1f}%\n\n",
-                           th.tokens_per_s, th.tflops_per_gpu, 100 * th.mfu);
-  const auto& c = e.comm_bytes;
-  std::cout << fmt::format("sent per GPU/iter    {:10.3f} GB  (tp {:.3f}, pp {:.3f}, dp {:.3f}, zero {:.3f}; GB = 1e9)\n\n",
-                           c.total / 1e9, c.tp / 1e9, c.pp / 1e9, c.dp / 1e9, c.zero / 1e9);
+                           "MFU {:.1f}%{}\n\n",
+                           th.tokens_per_s, th.tflops_per_gpu, 100 * th.mfu,
+                           beside(s, 100 * c.throughput.mfu, "MFU {:.1f}%"));
+  const auto& cb = e.comm_bytes;
+  std::cout << fmt::format("sent per GPU/iter    {:10.3f} GB  (tp {:.3f}, pp {:.3f}, dp {:.3f}, zero {:.3f}; GB = 1e9){}\n\n",
+                           cb.total / 1e9, cb.tp / 1e9, cb.pp / 1e9, cb.dp / 1e9, cb.zero / 1e9,
+                           beside(s, c.comm_bytes.total / 1e9, "{:.3f}"));
   const auto& m = e.memory_bytes;
-  std::cout << fmt::format("memory per GPU       {:10.2f} GiB of {:.2f} GiB  (params {:.2f}, grads {:.2f}, optimizer "
-                           "{:.2f}, activations {:.2f}, buffers {:.2f})\n",
-                           m.peak / kGiB, plan.cluster.memory_bytes / kGiB, m.params / kGiB, m.grads / kGiB,
-                           m.optimizer / kGiB, m.activations / kGiB, m.buffers / kGiB);
+  std::cout << fmt::format("memory per GPU       {:10.2f} GiB of {:.2f} GiB{}\n", m.peak / kGiB,
+                           plan.cluster.memory_bytes / kGiB, beside(s, c.memory_bytes.peak / kGiB, "{:.2f}"));
+  std::cout << fmt::format("  closed-form parts  params {:.2f}, grads {:.2f}, optimizer {:.2f}, activations {:.2f}, "
+                           "buffers {:.2f} GiB (GiB = 2^30 B)\n",
+                           m.params / kGiB, m.grads / kGiB, m.optimizer / kGiB, m.activations / kGiB, m.buffers / kGiB);
   if (e.feasible)
     std::cout << "fits in memory       yes\n";
   else
@@ -136,9 +158,14 @@ int run(const EstimateArgs& args) {
   const Plan plan = build_plan(args);
   analytic::EstimateOptions options;
   options.time.overlap_dp_sync = !args.no_dp_overlap;
-  const analytic::Estimate est = analytic::estimate(plan, options);
+  search::SimulatedEstimate est;
+  if (args.closed_form) {
+    est.estimate = est.closed_form = analytic::estimate(plan, options);
+  } else {
+    est = search::simulated_estimate(plan, options);
+  }
   if (args.format == Format::json) {
-    nlohmann::json j = analytic::to_json(est);
+    nlohmann::json j = search::to_json(est);
     j["schema"] = kSchemaVersion;
     j["command"] = "estimate";
     j["plan"] = {{"model", to_json(plan.model)}, {"cluster", plan.cluster.name}, {"parallel", to_json(plan.parallel)}};
@@ -174,7 +201,9 @@ const bool registered = register_command({
       sub.add_option("--grad-reduce", a->grad_reduce, "ZeroPP gradient reduction: per_unit | per_w");
       sub.add_option("--sequence-parallel", a->sequence_parallel, "true | false (default: on when tp > 1)");
       sub.add_option("--dtype", a->dtype, "bf16 | fp16 | fp32");
-      sub.add_flag("--no-dp-overlap", a->no_dp_overlap, "DP gradient sync after the backward, not overlapped");
+      sub.add_flag("--no-dp-overlap", a->no_dp_overlap,
+                   "DP gradient sync after the backward, not overlapped (closed form only)");
+      sub.add_flag("--closed-form", a->closed_form, "Closed forms only, no schedule simulation");
       add_format_option(sub, a->format);
       return [a] { return run(*a); };
     },

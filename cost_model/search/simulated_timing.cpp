@@ -88,11 +88,15 @@ std::array<double, 3> exposed_by_category(const simulate::SimResult& sim, int r)
 
 }  // namespace
 
-analytic::PipelineTiming simulated_timing(const Plan& plan) {
+simulate::SimResult simulate_plan(const Plan& plan) {
   const schedule::Program program =
       schedule::lower(schedule::generate(simulate::schedule_for(plan)), simulate::lowering_for(plan));
-  const simulate::SimResult sim = simulate::simulate(program, simulate::costs_from_plan(plan));
+  return simulate::simulate(program, simulate::costs_from_plan(plan));
+}
 
+analytic::PipelineTiming simulated_timing(const Plan& plan) { return simulated_timing(plan, simulate_plan(plan)); }
+
+analytic::PipelineTiming simulated_timing(const Plan& plan, const simulate::SimResult& sim) {
   int busiest = 0;
   double peak = 0;
   for (int r = 0; r < static_cast<int>(sim.ranks.size()); ++r) {

@@ -15,10 +15,16 @@
 //   bubble       makespan - compute-stream time - exposed_comm (nothing runs).
 // peak_memory is the highest per-rank peak the simulator tracked.
 #include "cost_model/analytic/time_model.hpp"
+#include "cost_model/simulate/simulator.hpp"
 #include "cost_model/spec/config.hpp"
 
 namespace zeropp::search {
 
+// The plan's lowered program run once with costs_from_plan(plan).
+simulate::SimResult simulate_plan(const Plan& plan);
+
 analytic::PipelineTiming simulated_timing(const Plan& plan);
+// The same split of a simulation already run: `sim` must be simulate_plan(plan).
+analytic::PipelineTiming simulated_timing(const Plan& plan, const simulate::SimResult& sim);
 
 }  // namespace zeropp::search

@@ -30,7 +30,8 @@ nlohmann::json link_to_json(const LinkSpec& link) {
           {"latency_us", to_unit(link.latency, detail::kMicroseconds)}};
 }
 
-// "intra": {"all_reduce": {"latency_us": .., "bandwidth_GBps": ..}, ...}, "inter": {...}
+// "intra": {"all_reduce": {"latency_us": .., "bandwidth_GBps": .., "segments": [{"max_bytes": .., "latency_us":
+// .., "bandwidth_GBps": ..}, ...] (optional, piecewise)}, ...}, "inter": {...}
 std::map<std::string, std::map<std::string, CollectiveFit>> collectives_from_json(const nlohmann::json& j,
                                                                                   const std::string& path) {
   const detail::Fields levels(j, path, {"intra", "inter"});
@@ -42,8 +43,20 @@ std::map<std::string, std::map<std::string, CollectiveFit>> collectives_from_jso
     auto& fits = out[std::string(level)];
     for (std::string_view name : kCollectives) {
       if (!names.has(name)) continue;
-      const LinkSpec fit = link_from_json(names.at(name), names.path_of(name));
-      fits[std::string(name)] = {fit.latency, fit.bandwidth};
+      const std::string fit_path = names.path_of(name);
+      const detail::Fields f(names.at(name), fit_path, {"bandwidth_GBps", "latency_us", "segments"});
+      CollectiveFit& fit = fits[std::string(name)];
+      fit.bandwidth = from_unit(f.number("bandwidth_GBps"), detail::kGBps);
+      fit.latency = from_unit(f.number("latency_us"), detail::kMicroseconds);
+      if (!f.has("segments")) continue;
+      const std::string list_path = f.path_of("segments");
+      detail::expect_array(f.at("segments"), list_path);
+      for (std::size_t i = 0; i < f.at("segments").size(); ++i) {
+        const detail::Fields seg(f.at("segments")[i], fmt::format("{}[{}]", list_path, i),
+                                 {"max_bytes", "bandwidth_GBps", "latency_us"});
+        fit.segments.push_back({seg.number("max_bytes"), from_unit(seg.number("latency_us"), detail::kMicroseconds),
+                                from_unit(seg.number("bandwidth_GBps"), detail::kGBps)});
+      }
     }
   }
   return out;
@@ -129,7 +142,18 @@ nlohmann::json to_json(const ClusterSpec& c) {
     nlohmann::json levels = nlohmann::json::object();
     for (const auto& [level, fits] : c.collectives) {
       levels[level] = nlohmann::json::object();
-      for (const auto& [name, fit] : fits) levels[level][name] = link_to_json({fit.bandwidth, fit.latency});
+      for (const auto& [name, fit] : fits) {
+        nlohmann::json out = link_to_json({fit.bandwidth, fit.latency});
+        if (!fit.segments.empty()) {
+          out["segments"] = nlohmann::json::array();
+          for (const auto& seg : fit.segments) {
+            nlohmann::json item = link_to_json({seg.bandwidth, seg.latency});
+            item["max_bytes"] = seg.max_bytes;
+            out["segments"].push_back(item);
+          }
+        }
+        levels[level][name] = out;
+      }
     }
     j["collectives"] = levels;
   }
@@ -182,6 +206,15 @@ void validate(const ClusterSpec& c, const std::string& field) {
                                           "reduce_scatter, send_recv",
                                           path));
       check_link({fit.bandwidth, fit.latency}, path, true, "");
+      for (std::size_t i = 0; i < fit.segments.size(); ++i) {
+        const std::string at = fmt::format("{}.segments[{}]", path, i);
+        check_link({fit.segments[i].bandwidth, fit.segments[i].latency}, at, true, "");
+        const double lower = i == 0 ? 0 : fit.segments[i - 1].max_bytes;
+        if (!(fit.segments[i].max_bytes > lower))
+          throw SpecError(at + ".max_bytes", fmt::format("{}.max_bytes={} must be greater than {} (segments in "
+                                                         "increasing max_bytes, above 0)",
+                                                         at, fit.segments[i].max_bytes, lower));
+      }
     }
   }
   for (const auto& [dtype, points] : c.gemm_table) {

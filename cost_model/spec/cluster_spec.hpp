@@ -17,10 +17,25 @@ struct LinkSpec {
   friend bool operator==(const LinkSpec&, const LinkSpec&) = default;
 };
 
+// One size range of a piecewise alpha-beta fit: buffers of at most max_bytes bytes (and more than the previous
+// segment's max_bytes).
+struct CollectiveSegment {
+  double max_bytes = 0;  // full buffer M, bytes
+  double latency = 0;    // seconds (alpha per step)
+  double bandwidth = 0;  // bytes/s (bus bandwidth)
+
+  friend bool operator==(const CollectiveSegment&, const CollectiveSegment&) = default;
+};
+
 // A fitted alpha-beta line for one collective on one link level (from microbenchmarks).
 struct CollectiveFit {
   double latency = 0;    // seconds (alpha per step)
   double bandwidth = 0;  // bytes/s (beta, bus bandwidth in nccl-tests' sense)
+  // Optional: where one line cannot fit every size (MPI over shared memory peaks at a cache-sized buffer and
+  // slows 3-5x above it), one line per size range, in increasing max_bytes. A buffer of M bytes uses the first
+  // segment with M <= max_bytes, the last one above them all; latency/bandwidth above are then only the
+  // single-line summary. Empty: the single line for every size.
+  std::vector<CollectiveSegment> segments;
 
   friend bool operator==(const CollectiveFit&, const CollectiveFit&) = default;
 };

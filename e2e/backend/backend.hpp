@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -124,6 +125,13 @@ class Backend {
   virtual void scale(Tensor x, float s, std::int64_t n) = 0;             // x *= s
   virtual void copy(Tensor dst, Tensor src, std::int64_t n) = 0;         // same dtype, no overlap
   virtual void fill_zero(Tensor x) = 0;                                  // whole view
+  // dst = src converted to dst's dtype (f32 <-> bf16, round to nearest even); a plain copy when the dtypes agree.
+  // Backends whose compute dtype is f32 never need a conversion, so only the same-dtype case is built in; a bf16
+  // backend overrides this (the runtime refreshes its bf16 parameter copy from the fp32 master weights with it).
+  virtual void convert(Tensor dst, Tensor src, std::int64_t n) {
+    if (dst.dtype != src.dtype) throw std::logic_error(std::string(name()) + " backend: no dtype conversion");
+    copy(dst, src, n);
+  }
   virtual double sum_squares(Tensor x) = 0;  // sum of x^2 accumulated in double, in index order
   virtual double sum(Tensor x) = 0;          // sum of x accumulated in double, in index order
 

@@ -2,12 +2,20 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace zeropp::e2e {
 namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// The communicator's element type for a backend tensor dtype (parameters are f32 or bf16).
+DataType comm_type(DType t) {
+  if (t == DType::f32) return DataType::f32;
+  if (t == DType::bf16) return DataType::bf16;
+  throw std::logic_error("chunk state: parameters cannot be " + std::string(dtype_name(t)));
+}
 
 }  // namespace
 
@@ -50,8 +58,13 @@ ChunkState::ChunkState(Backend& backend, const GptConfig& cfg, const ChunkSpec& 
   if (ranges_.local > 0)
     backend.copy_from_host(local_params_.slice(0, ranges_.local), host.data() + ranges_.local_base);
 
+  if (backend.compute_dtype() != DType::f32) {
+    compute_params_ = Buffer(backend, ranges_.local_padded, backend.compute_dtype());
+    refresh_compute_params();
+  }
+
   if (!ranges_.sharded) {
-    chunk_.bind_parameters(local_params_.slice(0, ranges_.numel));
+    chunk_.bind_parameters(model_params().slice(0, ranges_.numel));
     chunk_.bind_gradients(local_grads_.slice(0, ranges_.numel));
   }
   if (ranges_.opt_hi > ranges_.opt_lo)
@@ -61,9 +74,9 @@ ChunkState::ChunkState(Backend& backend, const GptConfig& cfg, const ChunkSpec& 
 void ChunkState::unshard(Communicator& z) {
   if (!ranges_.sharded) throw std::logic_error(chunk_.label() + ": UNSHARD of an unsharded chunk");
   if (gathered()) throw std::logic_error(chunk_.label() + ": UNSHARD while already gathered");
-  gathered_ = Buffer(*backend_, ranges_.shard * ranges_.z, DType::f32);
-  z.all_gather(local_params_.view().data, gathered_.view().data, static_cast<std::size_t>(ranges_.shard),
-               DataType::f32);
+  const Tensor source = model_params();
+  gathered_ = Buffer(*backend_, ranges_.shard * ranges_.z, source.dtype);
+  z.all_gather(source.data, gathered_.view().data, static_cast<std::size_t>(ranges_.shard), comm_type(source.dtype));
   chunk_.bind_parameters(gathered_.slice(0, ranges_.numel));
 }
 
@@ -115,6 +128,11 @@ void ChunkState::optimizer_step(int t, float grad_scale, Communicator& dp) {
     dp.all_gather(base + ranges_.piece * ranges_.dp_index, base, static_cast<std::size_t>(ranges_.piece),
                   DataType::f32);
   }
+  if (!compute_params_.empty()) refresh_compute_params();
+}
+
+void ChunkState::refresh_compute_params() {
+  backend_->convert(compute_params_.view(), local_params_.view(), ranges_.local_padded);
 }
 
 void ChunkState::zero_local_grads() { backend_->fill_zero(local_grads_.view()); }

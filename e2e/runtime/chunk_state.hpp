@@ -9,7 +9,9 @@
 // Local buffers are padded (to z*S gathered, dp*D local) so every collective has equal blocks; padding holds
 // zeros and is never read by the model. The optimizer state covers only the piece's real elements.
 //
-// Buffers: local params and grads (always); the gathered parameters between UNSHARD and RESHARD and the full
+// Buffers: local params and grads (always, fp32: the optimizer's master weights and the gradients it reads); when
+// the backend computes in another dtype (bf16 on CUDA), a copy of the local params in that dtype, refreshed after
+// every optimizer step, which the model binds and UNSHARD all-gathers (2-byte gathers); the gathered parameters between UNSHARD and RESHARD and the full
 // (unsharded) gradient buffer from the first W after a REDUCE_GRAD until the next (ZeRO-3 only).
 #include <cstdint>
 #include <memory>
@@ -74,7 +76,7 @@ class ChunkState {
   double owned_grad_sum_squares(int tp_rank);
 
   // Bytes by category, for the memory report.
-  std::int64_t param_bytes() const { return bytes(local_params_) + bytes(gathered_); }
+  std::int64_t param_bytes() const { return bytes(local_params_) + bytes(compute_params_) + bytes(gathered_); }
   std::int64_t grad_bytes() const { return bytes(local_grads_) + bytes(full_grads_) + bytes(scratch_); }
   std::int64_t optimizer_bytes() const { return 8 * (ranges_.opt_hi - ranges_.opt_lo); }
 
@@ -83,7 +85,11 @@ class ChunkState {
   Backend* backend_;
   ChunkRanges ranges_;
   Chunk chunk_;
+  // The params the model reads: compute_params_ when it exists, else the fp32 local params themselves.
+  Tensor model_params() const { return compute_params_.empty() ? local_params_.view() : compute_params_.view(); }
+  void refresh_compute_params();  // compute_params_ = convert(local_params_)
   Buffer local_params_, local_grads_;
+  Buffer compute_params_;  // empty when the backend's compute dtype is f32
   Buffer gathered_, full_grads_, scratch_;
   std::unique_ptr<AdamW> optim_;
 };

@@ -120,6 +120,8 @@ void Executor::execute(const Action& a, int step) {
   const int pp = layout_.pp();
   Communicator& pipe = *groups_->pp;
   const DataType dt = comm_type(backend_->compute_dtype());
+  // Communication reads what queued compute writes: a device backend must have finished it (no-op on CPU).
+  if (!schedule::is_compute(a.type)) backend_->synchronize();
   switch (a.type) {
     case ActionType::F:
       forward(a.stage, a.microbatch, step);
@@ -285,6 +287,7 @@ void Executor::sync_tied_embedding() {
 }
 
 void Executor::finish_iteration(int step) {
+  backend_->synchronize();
   if (opt_.sequence_parallel && layout_.tp() > 1)
     for (auto& cs : chunks_) cs->chunk().sync_sequence_parallel_grads();
   sync_tied_embedding();

@@ -1,7 +1,9 @@
-// zeropp-bench (CPU): Eigen fp32 GEMMs of transformer shapes and MPI collectives.
+// zeropp-bench (CPU): Eigen fp32 GEMMs of transformer shapes, the trainer's block F/B/W passes and MPI
+// collectives.
 #include <string>
 
 #include "microbench/cpu/eigen_gemm.hpp"
+#include "microbench/cpu/layer_bench.hpp"
 #include "microbench/cpu/mpi_collectives.hpp"
 #include "microbench/suites.hpp"
 
@@ -14,6 +16,22 @@ void register_gemm(const std::string& name, const GemmShape& g, const Options& o
       ->Iterations(options.iterations)
       ->UseManualTime()
       ->Unit(benchmark::kMicrosecond);
+}
+
+void register_layers(const Options& options, const MpiWorld& world) {
+  MPI_Comm comm = world.world();
+  for (long h : options.layer_hidden) {
+    const LayerShape shape{h, h / options.layer_head_dim, options.layer_seq, options.layer_batch};
+    for (LayerPass pass : {LayerPass::F, LayerPass::B, LayerPass::W}) {
+      const std::string name = std::string("layer/trainer/fp32/") + layer_pass_name(pass) + "/" + shape.name();
+      benchmark::RegisterBenchmark(name.c_str(), [shape, pass, comm](benchmark::State& state) {
+        bench_trainer_layer(state, shape, pass, comm);
+      })
+          ->Iterations(options.iterations)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
 }
 
 void register_collectives(const std::string& level, MPI_Comm comm, const Options& options) {
@@ -52,6 +70,7 @@ void register_suites(const Options& options, const MpiWorld& world) {
   for (long n : options.gemm_square) {
     register_gemm("gemm/eigen/fp32/square/n:" + std::to_string(n), square_gemm(n), options, world);
   }
+  register_layers(options, world);
   // One rank has nobody to talk to. One node: the world is the intra-node group. Several nodes: the node's
   // ranks measure the intra-node link, the world the inter-node one.
   if (world.size() < 2) return;

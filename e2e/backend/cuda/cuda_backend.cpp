@@ -1,0 +1,429 @@
+#include "e2e/backend/cuda/cuda_backend.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "e2e/backend/cuda/kernels.cuh"
+#include "e2e/backend/cuda/local_device.hpp"
+#include "microbench/cuda/bf16_convert.hpp"
+#include "microbench/cuda/cuda_check.hpp"
+
+namespace zeropp::e2e::cuda {
+namespace {
+
+// Checked typed device pointers: the view must have the dtype and hold the elements the operation touches.
+template <typename T>
+T* dev(Tensor t, DType want, std::int64_t need, const char* what) {
+  if (t.dtype != want)
+    throw std::logic_error(std::string("cuda backend: ") + what + " must be " + std::string(dtype_name(want)) +
+                           ", is " + std::string(dtype_name(t.dtype)));
+  if (t.numel < need)
+    throw std::logic_error(std::string("cuda backend: ") + what + " holds " + std::to_string(t.numel) +
+                           " elements, needs " + std::to_string(need));
+  return static_cast<T*>(t.data);
+}
+bf16* b16(Tensor t, std::int64_t need, const char* what) { return dev<bf16>(t, DType::bf16, need, what); }
+float* f32(Tensor t, std::int64_t need, const char* what) { return dev<float>(t, DType::f32, need, what); }
+const std::int32_t* i32(Tensor t, std::int64_t need, const char* what) {
+  return dev<std::int32_t>(t, DType::i32, need, what);
+}
+
+cudaDataType_t lt_type(DType t, const char* what) {
+  if (t == DType::bf16) return CUDA_R_16BF;
+  if (t == DType::f32) return CUDA_R_32F;
+  throw std::logic_error(std::string("cuda backend: ") + what + " must be f32 or bf16");
+}
+
+// Times one operation with events on the compute stream while profiling is on (it then waits for the GPU after
+// each operation: profiles show where time goes, not how fast an unprofiled step runs).
+class OpScope {
+ public:
+  OpScope(bool on, cudaStream_t stream) : on_(on), stream_(stream) {
+    if (!on_) return;
+    CUDA_CHECK(cudaEventCreate(&start_));
+    CUDA_CHECK(cudaEventCreate(&stop_));
+    CUDA_CHECK(cudaEventRecord(start_, stream_));
+  }
+  ~OpScope() {
+    if (!on_) return;
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+  double seconds() {
+    if (!on_) return 0.0;
+    CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    CUDA_CHECK(cudaEventSynchronize(stop_));
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return 1e-3 * ms;
+  }
+
+ private:
+  bool on_;
+  cudaStream_t stream_;
+  cudaEvent_t start_{}, stop_{};
+};
+
+}  // namespace
+
+CudaBackend::CudaBackend() : device_(select_local_device()), error_(1), partials_(kReduceBlocks) {
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  // Keep freed memory in the pool: a training step frees and re-allocates the same activation sizes every
+  // micro-batch, and returning them to the driver at each synchronisation would cost a cudaMalloc each time.
+  cudaMemPool_t pool = nullptr;
+  CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device_));
+  std::uint64_t threshold = std::numeric_limits<std::uint64_t>::max();
+  CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  CUDA_CHECK(cudaMemsetAsync(error_.data(), 0, sizeof(int), stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+CudaBackend::~CudaBackend() {
+  if (stream_) {
+    cudaStreamSynchronize(stream_);
+    cudaStreamDestroy(stream_);
+  }
+}
+
+void* CudaBackend::raw_allocate(std::size_t bytes) {
+  void* p = nullptr;
+  // 256-byte granules: every view starts aligned for cuBLASLt's vectorised kernels.
+  const std::size_t rounded = (bytes + 255) / 256 * 256;
+  if (cudaMallocAsync(&p, rounded == 0 ? 256 : rounded, stream_) != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw std::bad_alloc();
+  }
+  return p;
+}
+
+void CudaBackend::raw_deallocate(void* p) noexcept {
+  if (p) (void)cudaFreeAsync(p, stream_);
+}
+
+void CudaBackend::copy_from_host(Tensor dst, const void* src) {
+  if (dst.numel == 0) return;
+  CUDA_CHECK(cudaMemcpyAsync(dst.data, src, dst.bytes(), cudaMemcpyHostToDevice, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));  // the caller may free `src` on return
+}
+
+void CudaBackend::copy_to_host(void* dst, Tensor src) {
+  if (src.numel == 0) return;
+  CUDA_CHECK(cudaMemcpyAsync(dst, src.data, src.bytes(), cudaMemcpyDeviceToHost, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaBackend::synchronize() {
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  int error = 0;
+  CUDA_CHECK(cudaMemcpy(&error, error_.data(), sizeof(int), cudaMemcpyDeviceToHost));
+  if (error != 0) {
+    CUDA_CHECK(cudaMemset(error_.data(), 0, sizeof(int)));
+    throw std::out_of_range("cuda backend: a token or target lies outside the vocabulary");
+  }
+}
+
+// ---------------------------------------------------------------- GEMM
+
+void CudaBackend::gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, Tensor A, int lda, Tensor B,
+                       int ldb, float beta, Tensor C, int ldc) {
+  OpScope scope(profiling(), stream_);
+  const int a_rows = trans_a ? K : M, a_cols = trans_a ? M : K;
+  const int b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
+  if (lda < a_cols || ldb < b_cols || ldc < N) throw std::logic_error("cuda backend: gemm leading dimension too small");
+  if (A.dtype != B.dtype) throw std::logic_error("cuda backend: gemm A and B must have one dtype");
+  if (A.dtype == DType::f32 && C.dtype != DType::f32) throw std::logic_error("cuda backend: f32 gemm needs f32 C");
+  const auto need = [](int rows, int cols, int ld) { return static_cast<std::int64_t>(rows - 1) * ld + cols; };
+  if (A.numel < need(a_rows, a_cols, lda) || B.numel < need(b_rows, b_cols, ldb) || C.numel < need(M, N, ldc))
+    throw std::logic_error("cuda backend: gemm operand smaller than its shape");
+  MatmulProblem p;
+  p.trans_a = trans_a;
+  p.trans_b = trans_b;
+  p.M = M;
+  p.N = N;
+  p.K = K;
+  p.lda = lda;
+  p.ldb = ldb;
+  p.ldc = ldc;
+  p.ab_type = lt_type(A.dtype, "gemm A");
+  p.c_type = lt_type(C.dtype, "gemm C");
+  matmul_.run(p, alpha, A.data, B.data, beta, C.data, nullptr, stream_);
+  if (profiling()) record(OpKind::gemm, scope.seconds(), 2.0 * M * N * K);
+}
+
+void CudaBackend::linear_forward(Tensor out, Tensor inp, Tensor weight, Tensor bias, int N, int IC, int OC) {
+  if (bias.empty()) {
+    gemm(false, true, N, OC, IC, 1.0f, inp, IC, weight, IC, 0.0f, out, OC);
+    return;
+  }
+  OpScope scope(profiling(), stream_);
+  if (inp.dtype != weight.dtype || bias.dtype != out.dtype)
+    throw std::logic_error("cuda backend: linear_forward needs inp/weight of one dtype and bias like out");
+  if (inp.numel < std::int64_t{N} * IC || weight.numel < std::int64_t{OC} * IC || bias.numel < OC ||
+      out.numel < std::int64_t{N} * OC)
+    throw std::logic_error("cuda backend: linear_forward operand smaller than its shape");
+  MatmulProblem p;
+  p.trans_b = true;
+  p.M = N;
+  p.N = OC;
+  p.K = IC;
+  p.lda = IC;
+  p.ldb = IC;
+  p.ldc = OC;
+  p.ab_type = lt_type(inp.dtype, "linear inp");
+  p.c_type = lt_type(out.dtype, "linear out");
+  p.bias = true;  // out = inp weight^T + bias in the GEMM's epilogue: no second pass over out
+  matmul_.run(p, 1.0f, inp.data, weight.data, 0.0f, out.data, bias.data, stream_);
+  if (profiling()) record(OpKind::gemm, scope.seconds(), 2.0 * N * OC * IC);
+}
+
+void CudaBackend::linear_backward_input(Tensor dinp, Tensor dout, Tensor weight, int N, int IC, int OC,
+                                        bool accumulate) {
+  gemm(false, false, N, IC, OC, 1.0f, dout, OC, weight, IC, accumulate ? 1.0f : 0.0f, dinp, IC);
+}
+
+void CudaBackend::linear_backward_weight(Tensor dweight, Tensor dbias, Tensor dout, Tensor inp, int N, int IC,
+                                         int OC) {
+  gemm(true, false, OC, IC, N, 1.0f, dout, OC, inp, IC, 1.0f, dweight, IC);
+  if (dbias.empty()) return;
+  OpScope scope(profiling(), stream_);
+  bias_backward(f32(dbias, OC, "linear dbias"), b16(dout, std::int64_t{N} * OC, "linear dout"), N, OC, stream_);
+  if (profiling()) record(OpKind::elementwise, scope.seconds(), 0.0);
+}
+
+// ---------------------------------------------------------------- layer norm, GELU
+
+void CudaBackend::layernorm_forward(Tensor out, Tensor mean, Tensor rstd, Tensor inp, Tensor weight, Tensor bias, int N,
+                                    int C) {
+  OpScope scope(profiling(), stream_);
+  const std::int64_t nc = std::int64_t{N} * C;
+  cuda::layernorm_forward(b16(out, nc, "layernorm out"), f32(mean, N, "layernorm mean"), f32(rstd, N, "layernorm rstd"),
+                          b16(inp, nc, "layernorm inp"), b16(weight, C, "layernorm weight"),
+                          b16(bias, C, "layernorm bias"), N, C, stream_);
+  if (profiling()) record(OpKind::layernorm, scope.seconds(), 0.0);
+}
+
+void CudaBackend::layernorm_backward_input(Tensor dinp, Tensor dout, Tensor inp, Tensor mean, Tensor rstd,
+                                           Tensor weight, int N, int C, bool accumulate) {
+  OpScope scope(profiling(), stream_);
+  const std::int64_t nc = std::int64_t{N} * C;
+  cuda::layernorm_backward_input(b16(dinp, nc, "layernorm dinp"), b16(dout, nc, "layernorm dout"),
+                                 b16(inp, nc, "layernorm inp"), f32(mean, N, "layernorm mean"),
+                                 f32(rstd, N, "layernorm rstd"), b16(weight, C, "layernorm weight"), N, C, accumulate,
+                                 stream_);
+  if (profiling()) record(OpKind::layernorm, scope.seconds(), 0.0);
+}
+
+void CudaBackend::layernorm_backward_weight(Tensor dweight, Tensor dbias, Tensor dout, Tensor inp, Tensor mean,
+                                            Tensor rstd, int N, int C) {
+  OpScope scope(profiling(), stream_);
+  const std::int64_t nc = std::int64_t{N} * C;
+  cuda::layernorm_backward_weight(f32(dweight, C, "layernorm dweight"), f32(dbias, C, "layernorm dbias"),
+                                  b16(dout, nc, "layernorm dout"), b16(inp, nc, "layernorm inp"),
+                                  f32(mean, N, "layernorm mean"), f32(rstd, N, "layernorm rstd"), N, C, stream_);
+  if (profiling()) record(OpKind::layernorm, scope.seconds(), 0.0);
+}
+
+void CudaBackend::gelu_forward(Tensor out, Tensor inp, std::int64_t n) {
+  OpScope scope(profiling(), stream_);
+  cuda::gelu_forward(b16(out, n, "gelu out"), b16(inp, n, "gelu inp"), n, stream_);
+  if (profiling()) record(OpKind::gelu, scope.seconds(), 0.0);
+}
+
+void CudaBackend::gelu_backward(Tensor dinp, Tensor inp, Tensor dout, std::int64_t n) {
+  OpScope scope(profiling(), stream_);
+  cuda::gelu_backward(b16(dinp, n, "gelu dinp"), b16(inp, n, "gelu inp"), b16(dout, n, "gelu dout"), n, stream_);
+  if (profiling()) record(OpKind::gelu, scope.seconds(), 0.0);
+}
+
+// ---------------------------------------------------------------- attention
+// Per sequence b, the NH heads are one strided batch of GEMMs: head h's q, k, v start hs columns after head h-1's
+// in the [T, 3C] qkv rows (leading dimension 3C, batch stride hs), its probabilities are a dense [T, T] block.
+// The probabilities are materialised (the interface saves them for the backward): O(T^2) memory per head, as in
+// the CPU backend; a fused (flash) attention would need a different stash.
+
+void CudaBackend::head_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const void* A, int lda,
+                            std::int64_t stride_a, const void* B, int ldb, std::int64_t stride_b, void* C, int ldc,
+                            std::int64_t stride_c, int heads) {
+  MatmulProblem p;
+  p.trans_a = trans_a;
+  p.trans_b = trans_b;
+  p.M = M;
+  p.N = N;
+  p.K = K;
+  p.lda = lda;
+  p.ldb = ldb;
+  p.ldc = ldc;
+  p.batch = heads;
+  p.stride_a = stride_a;
+  p.stride_b = stride_b;
+  p.stride_c = stride_c;
+  matmul_.run(p, alpha, A, B, 0.0f, C, nullptr, stream_);
+}
+
+void CudaBackend::attention_forward(Tensor out, Tensor att, Tensor qkv, int B, int T, int C, int NH) {
+  OpScope scope(profiling(), stream_);
+  if (C % NH != 0) throw std::logic_error("cuda backend: attention channels not divisible by heads");
+  const int hs = C / NH;
+  const std::int64_t tt = std::int64_t{T} * T;
+  bf16* o = b16(out, std::int64_t{B} * T * C, "attention out");
+  bf16* p = b16(att, std::int64_t{B} * NH * tt, "attention att");
+  const bf16* x = b16(qkv, std::int64_t{B} * T * 3 * C, "attention qkv");
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  for (int b = 0; b < B; ++b) {
+    const bf16* q = x + std::int64_t{b} * T * 3 * C;
+    head_gemm(false, true, T, T, hs, scale, q, 3 * C, hs, q + C, 3 * C, hs, p + std::int64_t{b} * NH * tt, T, tt, NH);
+  }
+  causal_softmax_forward(p, std::int64_t{B} * NH * T, T, stream_);
+  for (int b = 0; b < B; ++b) {
+    const bf16* v = x + std::int64_t{b} * T * 3 * C + 2 * C;
+    head_gemm(false, false, T, hs, T, 1.0f, p + std::int64_t{b} * NH * tt, T, tt, v, 3 * C, hs,
+              o + std::int64_t{b} * T * C, C, hs, NH);
+  }
+  if (profiling()) record(OpKind::attention, scope.seconds(), 4.0 * B * T * T * C);
+}
+
+void CudaBackend::attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor att, int B, int T, int C, int NH) {
+  OpScope scope(profiling(), stream_);
+  if (C % NH != 0) throw std::logic_error("cuda backend: attention channels not divisible by heads");
+  const int hs = C / NH;
+  const std::int64_t tt = std::int64_t{T} * T;
+  bf16* dx = b16(dqkv, std::int64_t{B} * T * 3 * C, "attention dqkv");
+  const bf16* dy = b16(dout, std::int64_t{B} * T * C, "attention dout");
+  const bf16* x = b16(qkv, std::int64_t{B} * T * 3 * C, "attention qkv");
+  const bf16* p = b16(att, std::int64_t{B} * NH * tt, "attention att");
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  Buffer dp(*this, NH * tt, DType::bf16);  // one sequence's score gradients, reused for every b
+  bf16* ds = static_cast<bf16*>(dp.view().data);
+  for (int b = 0; b < B; ++b) {
+    const std::int64_t row = std::int64_t{b} * T * 3 * C;
+    const bf16 *q = x + row, *k = x + row + C, *v = x + row + 2 * C;
+    bf16 *dq = dx + row, *dk = dx + row + C, *dv = dx + row + 2 * C;
+    const bf16* g = dy + std::int64_t{b} * T * C;
+    const bf16* pb = p + std::int64_t{b} * NH * tt;
+    head_gemm(true, false, T, hs, T, 1.0f, pb, T, tt, g, C, hs, dv, 3 * C, hs, NH);     // dV = P^T dY
+    head_gemm(false, true, T, T, hs, 1.0f, g, C, hs, v, 3 * C, hs, ds, T, tt, NH);      // dP = dY V^T
+    causal_softmax_backward(ds, pb, std::int64_t{NH} * T, T, scale, stream_);          // dS (with 1/sqrt(hs))
+    head_gemm(false, false, T, hs, T, 1.0f, ds, T, tt, k, 3 * C, hs, dq, 3 * C, hs, NH);  // dQ = dS K
+    head_gemm(true, false, T, hs, T, 1.0f, ds, T, tt, q, 3 * C, hs, dk, 3 * C, hs, NH);   // dK = dS^T Q
+  }
+  if (profiling()) record(OpKind::attention, scope.seconds(), 8.0 * B * T * T * C);
+}
+
+// ---------------------------------------------------------------- embedding, cross-entropy
+
+void CudaBackend::embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe, int N, int T, int C, int row0) {
+  OpScope scope(profiling(), stream_);
+  const int V = static_cast<int>(wte.numel / C);
+  cuda::embedding_forward(b16(out, std::int64_t{N} * C, "embedding out"), i32(tokens, N, "embedding tokens"),
+                          b16(wte, std::int64_t{V} * C, "embedding wte"), b16(wpe, std::int64_t{T} * C, "embedding wpe"),
+                          N, T, C, row0, V, error_.data(), stream_);
+  if (profiling()) record(OpKind::embedding, scope.seconds(), 0.0);
+}
+
+void CudaBackend::embedding_backward_weight(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens, int N, int T, int C,
+                                            int row0) {
+  OpScope scope(profiling(), stream_);
+  const int V = static_cast<int>(dwte.numel / C);
+  cuda::embedding_backward(f32(dwte, std::int64_t{V} * C, "embedding dwte"),
+                           f32(dwpe, std::int64_t{T} * C, "embedding dwpe"),
+                           b16(dout, std::int64_t{N} * C, "embedding dout"), i32(tokens, N, "embedding tokens"), N, T,
+                           C, row0, V, stream_);
+  if (profiling()) record(OpKind::embedding, scope.seconds(), 0.0);
+}
+
+void CudaBackend::crossentropy_forward(Tensor losses, Tensor probs, Tensor logits, Tensor targets, int N, int V) {
+  OpScope scope(profiling(), stream_);
+  const std::int64_t nv = std::int64_t{N} * V;
+  cuda::crossentropy_forward(f32(losses, N, "crossentropy losses"), b16(probs, nv, "crossentropy probs"),
+                             b16(logits, nv, "crossentropy logits"), i32(targets, N, "crossentropy targets"), N, V,
+                             error_.data(), stream_);
+  if (profiling()) record(OpKind::cross_entropy, scope.seconds(), 0.0);
+}
+
+void CudaBackend::crossentropy_backward(Tensor dlogits, Tensor probs, Tensor targets, int N, int V, float scale) {
+  OpScope scope(profiling(), stream_);
+  const std::int64_t nv = std::int64_t{N} * V;
+  cuda::crossentropy_backward(b16(dlogits, nv, "crossentropy dlogits"), b16(probs, nv, "crossentropy probs"),
+                              i32(targets, N, "crossentropy targets"), N, V, scale, stream_);
+  if (profiling()) record(OpKind::cross_entropy, scope.seconds(), 0.0);
+}
+
+// ---------------------------------------------------------------- element-wise and reductions
+
+void CudaBackend::add(Tensor out, Tensor a, Tensor b, std::int64_t n) {
+  OpScope scope(profiling(), stream_);
+  if (out.dtype == DType::bf16)
+    cuda::add<bf16>(b16(out, n, "add out"), b16(a, n, "add a"), b16(b, n, "add b"), n, stream_);
+  else
+    cuda::add<float>(f32(out, n, "add out"), f32(a, n, "add a"), f32(b, n, "add b"), n, stream_);
+  if (profiling()) record(OpKind::elementwise, scope.seconds(), 0.0);
+}
+
+void CudaBackend::accumulate(Tensor y, Tensor x, std::int64_t n) {
+  OpScope scope(profiling(), stream_);
+  if (y.dtype == DType::bf16)
+    cuda::accumulate<bf16>(b16(y, n, "accumulate y"), b16(x, n, "accumulate x"), n, stream_);
+  else
+    cuda::accumulate<float>(f32(y, n, "accumulate y"), f32(x, n, "accumulate x"), n, stream_);
+  if (profiling()) record(OpKind::elementwise, scope.seconds(), 0.0);
+}
+
+void CudaBackend::scale(Tensor x, float s, std::int64_t n) {
+  if (x.dtype == DType::bf16)
+    cuda::scale<bf16>(b16(x, n, "scale x"), s, n, stream_);
+  else
+    cuda::scale<float>(f32(x, n, "scale x"), s, n, stream_);
+}
+
+void CudaBackend::copy(Tensor dst, Tensor src, std::int64_t n) {
+  if (dst.dtype != src.dtype || dst.numel < n || src.numel < n) throw std::logic_error("cuda backend: bad copy");
+  if (n > 0)
+    CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, static_cast<std::size_t>(n) * dtype_size(dst.dtype),
+                               cudaMemcpyDeviceToDevice, stream_));
+}
+
+void CudaBackend::fill_zero(Tensor x) {
+  if (x.numel > 0) CUDA_CHECK(cudaMemsetAsync(x.data, 0, x.bytes(), stream_));
+}
+
+void CudaBackend::convert(Tensor dst, Tensor src, std::int64_t n) {
+  if (dst.dtype == src.dtype) return copy(dst, src, n);
+  const auto count = static_cast<std::size_t>(n);
+  if (dst.dtype == DType::bf16)
+    microbench::cuda::float_to_bf16(f32(src, n, "convert src"), b16(dst, n, "convert dst"), count, stream_);
+  else
+    microbench::cuda::bf16_to_float(b16(src, n, "convert src"), f32(dst, n, "convert dst"), count, stream_);
+}
+
+double CudaBackend::reduce(Tensor x, bool square) {
+  if (x.numel == 0) return 0.0;
+  if (x.dtype == DType::bf16)
+    partial_sums<bf16>(static_cast<const bf16*>(x.data), x.numel, square, partials_.data(), stream_);
+  else
+    partial_sums<float>(f32(x, x.numel, "sum x"), x.numel, square, partials_.data(), stream_);
+  std::vector<double> host(kReduceBlocks);
+  CUDA_CHECK(cudaMemcpyAsync(host.data(), partials_.data(), partials_.bytes(), cudaMemcpyDeviceToHost, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  double s = 0.0;
+  for (double v : host) s += v;  // fixed order: the same sum every run
+  return s;
+}
+
+double CudaBackend::sum_squares(Tensor x) { return reduce(x, true); }
+double CudaBackend::sum(Tensor x) { return reduce(x, false); }
+
+void CudaBackend::adamw_update(Tensor params, Tensor grads, Tensor m, Tensor v, std::int64_t n, const AdamWArgs& a) {
+  OpScope scope(profiling(), stream_);
+  cuda::adamw(f32(params, n, "adamw params"), f32(grads, n, "adamw grads"), f32(m, n, "adamw m"), f32(v, n, "adamw v"),
+              n, a.lr, a.beta1, a.beta2, a.eps, a.weight_decay, a.bias_correction1, a.bias_correction2, a.grad_scale,
+              stream_);
+  if (profiling()) record(OpKind::adamw, scope.seconds(), 0.0);
+}
+
+}  // namespace zeropp::e2e::cuda

@@ -1,0 +1,61 @@
+#pragma once
+// Launchers of the CUDA backend's own kernels (e2e/backend/cuda/kernels.cu). Raw device pointers, no checks:
+// CudaBackend validates dtypes and sizes before it calls these, and checks every launch (file:line).
+// Activations and the parameters the layers read are bf16; statistics (layer-norm mean/rstd, losses),
+// gradients of parameters, master weights and the AdamW moments are fp32. Every reduction accumulates in fp32
+// (the sums of sum()/sum_squares() in fp64).
+#include <cstdint>
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+namespace zeropp::e2e::cuda {
+
+using bf16 = __nv_bfloat16;
+
+// Tokens outside [0, V) set *error (checked by CudaBackend::synchronize) and give zero rows.
+void embedding_forward(bf16* out, const std::int32_t* tokens, const bf16* wte, const bf16* wpe, int N, int T, int C,
+                       int row0, int V, int* error, cudaStream_t);
+void embedding_backward(float* dwte, float* dwpe, const bf16* dout, const std::int32_t* tokens, int N, int T, int C,
+                        int row0, int V, cudaStream_t);
+
+void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, const bf16* weight, const bf16* bias,
+                       int N, int C, cudaStream_t);
+void layernorm_backward_input(bf16* dinp, const bf16* dout, const bf16* inp, const float* mean, const float* rstd,
+                              const bf16* weight, int N, int C, bool accumulate, cudaStream_t);
+// dweight[c] += sum_n dout[n,c] xhat[n,c]; dbias[c] += sum_n dout[n,c].
+void layernorm_backward_weight(float* dweight, float* dbias, const bf16* dout, const bf16* inp, const float* mean,
+                               const float* rstd, int N, int C, cudaStream_t);
+// dbias[c] += sum_n dout[n,c].
+void bias_backward(float* dbias, const bf16* dout, int N, int C, cudaStream_t);
+
+void gelu_forward(bf16* out, const bf16* inp, std::int64_t n, cudaStream_t);
+void gelu_backward(bf16* dinp, const bf16* inp, const bf16* dout, std::int64_t n, cudaStream_t);
+
+// In place on `rows` rows of length T holding scaled scores; row r is query position r % T: columns 0..t become
+// the softmax, columns above t zero.
+void causal_softmax_forward(bf16* att, std::int64_t rows, int T, cudaStream_t);
+// In place: dp = scale * att * (dp - sum_j dp_j att_j) on the causal part, zero above it.
+void causal_softmax_backward(bf16* dp, const bf16* att, std::int64_t rows, int T, float scale, cudaStream_t);
+
+// Targets outside [0, V) set *error.
+void crossentropy_forward(float* losses, bf16* probs, const bf16* logits, const std::int32_t* targets, int N, int V,
+                          int* error, cudaStream_t);
+void crossentropy_backward(bf16* dlogits, const bf16* probs, const std::int32_t* targets, int N, int V, float scale,
+                           cudaStream_t);
+
+// Element-wise on f32 or bf16 (T = float or bf16), computed in fp32.
+template <typename T> void add(T* out, const T* a, const T* b, std::int64_t n, cudaStream_t);
+template <typename T> void accumulate(T* y, const T* x, std::int64_t n, cudaStream_t);
+template <typename T> void scale(T* x, float s, std::int64_t n, cudaStream_t);
+
+// Per-block partial sums (of x, or of x^2) in fp64: partials[0..blocks); the caller adds them in order, so the
+// result is the same from run to run. `blocks` is at most kReduceBlocks.
+constexpr int kReduceBlocks = 256;
+template <typename T> void partial_sums(const T* x, std::int64_t n, bool square, double* partials, cudaStream_t);
+
+void adamw(float* params, const float* grads, float* m, float* v, std::int64_t n, float lr, float beta1, float beta2,
+           float eps, float weight_decay, float bias_correction1, float bias_correction2, float grad_scale,
+           cudaStream_t);
+
+}  // namespace zeropp::e2e::cuda

@@ -1,0 +1,346 @@
+// The CUDA backend against the CPU backend, operation by operation, on small shapes with fresh random inputs.
+// Inputs are drawn in fp32 and rounded to bf16 once; both backends see those same rounded values (the CPU in
+// fp32), so the differences come only from the CUDA backend's bf16 outputs and its summation order.
+// Tolerances (norm-wise relative error ||gpu - cpu|| / ||cpu||, NaN always fails):
+//   kBf16Out  1e-2  bf16 outputs: one rounding (2^-9 relative) per stored intermediate, a few in a row
+//                   (e.g. scores -> probabilities -> output in attention); METHOD.md's bf16 range 1e-3..1e-2.
+//                   Attention is the tightest: emulating the backend's bf16 roundings (S, P, out; dV, dP, dS,
+//                   dQ, dK) on the CPU at this test's shape (T=24, hs=16), the worst of 200 random draws was
+//                   2.8e-3 (probabilities), 3.7e-3 (output), 5.3e-3 (dq, dk, dv) against fp32.
+//   kF32Out   1e-4  fp32 outputs of fp32 arithmetic on identical inputs (weight gradients, AdamW, sums): only
+//                   the order of fp32 additions differs (atomics, GEMM tiling).
+// Every output that is overwritten is poisoned (NaN) first, so an element the GPU never writes fails the check.
+// Without a GPU every test skips with a message (CI machines have none).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "e2e/backend/cpu_backend.hpp"
+#include "e2e/backend/cuda/cuda_backend.hpp"
+#include "e2e/backend/cuda/local_device.hpp"
+
+namespace zeropp::e2e {
+namespace {
+
+constexpr double kBf16Out = 1e-2;
+constexpr double kF32Out = 1e-4;
+
+float round_bf16(float x) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;  // round to nearest even
+  float y;
+  std::memcpy(&y, &bits, 4);
+  return y;
+}
+std::uint16_t bf16_bits(float x) {
+  std::uint32_t bits;
+  const float r = round_bf16(x);
+  std::memcpy(&bits, &r, 4);
+  return static_cast<std::uint16_t>(bits >> 16);
+}
+
+std::vector<float> random_bf16(std::size_t n, std::mt19937& rng, float scale = 1.0f) {
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = round_bf16(d(rng));
+  return v;
+}
+
+double rel_err(const std::vector<float>& got, const std::vector<float>& ref) {
+  if (got.size() != ref.size()) return std::numeric_limits<double>::infinity();
+  double num = 0.0, den = 0.0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(got[i])) return std::numeric_limits<double>::infinity();
+    num += (double(got[i]) - ref[i]) * (double(got[i]) - ref[i]);
+    den += double(ref[i]) * ref[i];
+  }
+  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+}
+
+class CudaBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda::device_count() == 0)
+      GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount reports none or fails): the CUDA backend runs only on a GPU";
+    gpu = std::make_unique<cuda::CudaBackend>();
+    rng.seed(std::random_device{}());  // fresh inputs every run: the kernels must be right on any input
+  }
+
+  // GPU buffer holding `host` as `dt` (bf16 values are exact: host values are already bf16-rounded).
+  Buffer up(const std::vector<float>& host, DType dt = DType::bf16) {
+    Buffer b(*gpu, static_cast<std::int64_t>(host.size()), dt);
+    if (dt == DType::bf16) {
+      std::vector<std::uint16_t> bits(host.size());
+      for (std::size_t i = 0; i < host.size(); ++i) bits[i] = bf16_bits(host[i]);
+      gpu->copy_from_host(b.view(), bits.data());
+    } else {
+      gpu->copy_from_host(b.view(), host.data());
+    }
+    return b;
+  }
+  Buffer poisoned(std::size_t n, DType dt = DType::bf16) {
+    return up(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()), dt);
+  }
+  Buffer up_i32(const std::vector<std::int32_t>& host, Backend& be) {
+    Buffer b(be, static_cast<std::int64_t>(host.size()), DType::i32);
+    be.copy_from_host(b.view(), host.data());
+    return b;
+  }
+  std::vector<float> down(Tensor t) {
+    gpu->synchronize();
+    std::vector<float> v(static_cast<std::size_t>(t.numel));
+    if (t.dtype == DType::bf16) {
+      std::vector<std::uint16_t> bits(v.size());
+      gpu->copy_to_host(bits.data(), t);
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const std::uint32_t w = std::uint32_t{bits[i]} << 16;
+        std::memcpy(&v[i], &w, 4);
+      }
+    } else {
+      gpu->copy_to_host(v.data(), t);
+    }
+    return v;
+  }
+  Buffer cpu_up(const std::vector<float>& host) {
+    Buffer b(cpu, static_cast<std::int64_t>(host.size()));
+    cpu.copy_from_host(b.view(), host.data());
+    return b;
+  }
+  std::vector<float> cpu_down(Tensor t) {
+    std::vector<float> v(static_cast<std::size_t>(t.numel));
+    cpu.copy_to_host(v.data(), t);
+    return v;
+  }
+
+  CpuBackend cpu{1};
+  std::unique_ptr<cuda::CudaBackend> gpu;
+  std::mt19937 rng;
+};
+
+TEST_F(CudaBackendTest, GemmAllTransposesWithStridesAndBeta) {
+  const int M = 24, N = 40, K = 56, pad = 8;
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb) {
+      const int a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
+      const int lda = a_cols + pad, ldb = b_cols + pad, ldc = N + pad;
+      const auto a = random_bf16(std::size_t(a_rows) * lda, rng), b = random_bf16(std::size_t(b_rows) * ldb, rng);
+      const auto c = random_bf16(std::size_t(M) * ldc, rng);
+      Buffer ga = up(a), gb = up(b), gc = up(c);
+      Buffer ca = cpu_up(a), cb = cpu_up(b), cc = cpu_up(c);
+      gpu->gemm(ta, tb, M, N, K, 0.5f, ga.view(), lda, gb.view(), ldb, 1.0f, gc.view(), ldc);
+      cpu.gemm(ta, tb, M, N, K, 0.5f, ca.view(), lda, cb.view(), ldb, 1.0f, cc.view(), ldc);
+      EXPECT_LT(rel_err(down(gc.view()), cpu_down(cc.view())), kBf16Out) << "trans_a=" << ta << " trans_b=" << tb;
+    }
+}
+
+TEST_F(CudaBackendTest, LinearForwardBackward) {
+  const int N = 32, IC = 48, OC = 80;
+  const auto x = random_bf16(std::size_t(N) * IC, rng), w = random_bf16(std::size_t(OC) * IC, rng, 0.2f);
+  const auto bias = random_bf16(OC, rng), dy = random_bf16(std::size_t(N) * OC, rng);
+  const auto dx0 = random_bf16(std::size_t(N) * IC, rng), dw0 = random_bf16(std::size_t(OC) * IC, rng);
+  const auto db0 = random_bf16(OC, rng);
+  Buffer gx = up(x), gw = up(w), gb = up(bias), gdy = up(dy), gout = poisoned(std::size_t(N) * OC);
+  Buffer cx = cpu_up(x), cw = cpu_up(w), cb = cpu_up(bias), cdy = cpu_up(dy), cout(cpu, std::int64_t(N) * OC);
+  gpu->linear_forward(gout.view(), gx.view(), gw.view(), gb.view(), N, IC, OC);
+  cpu.linear_forward(cout.view(), cx.view(), cw.view(), cb.view(), N, IC, OC);
+  EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out) << "forward with the bias epilogue";
+
+  Buffer gdx = up(dx0), cdx = cpu_up(dx0);  // accumulate into existing values
+  gpu->linear_backward_input(gdx.view(), gdy.view(), gw.view(), N, IC, OC, true);
+  cpu.linear_backward_input(cdx.view(), cdy.view(), cw.view(), N, IC, OC, true);
+  EXPECT_LT(rel_err(down(gdx.view()), cpu_down(cdx.view())), kBf16Out) << "input gradient (accumulate)";
+
+  Buffer gdw = up(dw0, DType::f32), gdb = up(db0, DType::f32), cdw = cpu_up(dw0), cdb = cpu_up(db0);
+  gpu->linear_backward_weight(gdw.view(), gdb.view(), gdy.view(), gx.view(), N, IC, OC);
+  cpu.linear_backward_weight(cdw.view(), cdb.view(), cdy.view(), cx.view(), N, IC, OC);
+  EXPECT_LT(rel_err(down(gdw.view()), cpu_down(cdw.view())), kF32Out) << "weight gradient (fp32, accumulated)";
+  EXPECT_LT(rel_err(down(gdb.view()), cpu_down(cdb.view())), kF32Out) << "bias gradient (fp32, accumulated)";
+}
+
+TEST_F(CudaBackendTest, LayerNorm) {
+  const int N = 37, C = 96;  // N not a multiple of the 8 rows per warp-block
+  const auto x = random_bf16(std::size_t(N) * C, rng, 2.0f), w = random_bf16(C, rng), b = random_bf16(C, rng);
+  const auto dy = random_bf16(std::size_t(N) * C, rng), dx0 = random_bf16(std::size_t(N) * C, rng);
+  const auto dw0 = random_bf16(C, rng), db0 = random_bf16(C, rng);
+  Buffer gx = up(x), gw = up(w), gb = up(b), gout = poisoned(std::size_t(N) * C);
+  Buffer gmean = poisoned(N, DType::f32), grstd = poisoned(N, DType::f32);
+  Buffer cx = cpu_up(x), cw = cpu_up(w), cb = cpu_up(b), cout(cpu, std::int64_t(N) * C), cmean(cpu, N), crstd(cpu, N);
+  gpu->layernorm_forward(gout.view(), gmean.view(), grstd.view(), gx.view(), gw.view(), gb.view(), N, C);
+  cpu.layernorm_forward(cout.view(), cmean.view(), crstd.view(), cx.view(), cw.view(), cb.view(), N, C);
+  EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out);
+  EXPECT_LT(rel_err(down(gmean.view()), cpu_down(cmean.view())), kF32Out);
+  EXPECT_LT(rel_err(down(grstd.view()), cpu_down(crstd.view())), kF32Out);
+
+  // The backward from the same (CPU) statistics on both sides.
+  const auto mean = cpu_down(cmean.view()), rstd = cpu_down(crstd.view());
+  Buffer gm = up(mean, DType::f32), gr = up(rstd, DType::f32), gdy = up(dy), gdx = up(dx0);
+  Buffer cdy = cpu_up(dy), cdx = cpu_up(dx0);
+  gpu->layernorm_backward_input(gdx.view(), gdy.view(), gx.view(), gm.view(), gr.view(), gw.view(), N, C, true);
+  cpu.layernorm_backward_input(cdx.view(), cdy.view(), cx.view(), cmean.view(), crstd.view(), cw.view(), N, C, true);
+  EXPECT_LT(rel_err(down(gdx.view()), cpu_down(cdx.view())), kBf16Out) << "input gradient";
+  Buffer gdw = up(dw0, DType::f32), gdb = up(db0, DType::f32), cdw = cpu_up(dw0), cdb = cpu_up(db0);
+  gpu->layernorm_backward_weight(gdw.view(), gdb.view(), gdy.view(), gx.view(), gm.view(), gr.view(), N, C);
+  cpu.layernorm_backward_weight(cdw.view(), cdb.view(), cdy.view(), cx.view(), cmean.view(), crstd.view(), N, C);
+  EXPECT_LT(rel_err(down(gdw.view()), cpu_down(cdw.view())), kF32Out) << "weight gradient";
+  EXPECT_LT(rel_err(down(gdb.view()), cpu_down(cdb.view())), kF32Out) << "bias gradient";
+}
+
+TEST_F(CudaBackendTest, Gelu) {
+  const std::int64_t n = 5000;
+  const auto x = random_bf16(n, rng, 2.0f), dy = random_bf16(n, rng);
+  Buffer gx = up(x), gdy = up(dy), gout = poisoned(n), gdx = poisoned(n);
+  Buffer cx = cpu_up(x), cdy = cpu_up(dy), cout(cpu, n), cdx(cpu, n);
+  gpu->gelu_forward(gout.view(), gx.view(), n);
+  cpu.gelu_forward(cout.view(), cx.view(), n);
+  EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out);
+  gpu->gelu_backward(gdx.view(), gx.view(), gdy.view(), n);
+  cpu.gelu_backward(cdx.view(), cx.view(), cdy.view(), n);
+  EXPECT_LT(rel_err(down(gdx.view()), cpu_down(cdx.view())), kBf16Out);
+}
+
+TEST_F(CudaBackendTest, CausalAttention) {
+  const int B = 2, T = 24, C = 64, NH = 4;
+  const std::size_t nqkv = std::size_t(B) * T * 3 * C, nout = std::size_t(B) * T * C, natt = std::size_t(B) * NH * T * T;
+  const auto qkv = random_bf16(nqkv, rng), dy = random_bf16(nout, rng);
+  Buffer gqkv = up(qkv), gout = poisoned(nout), gatt = poisoned(natt);
+  Buffer cqkv = cpu_up(qkv), cout(cpu, std::int64_t(nout)), catt(cpu, std::int64_t(natt));
+  gpu->attention_forward(gout.view(), gatt.view(), gqkv.view(), B, T, C, NH);
+  cpu.attention_forward(cout.view(), catt.view(), cqkv.view(), B, T, C, NH);
+  EXPECT_LT(rel_err(down(gatt.view()), cpu_down(catt.view())), kBf16Out) << "probabilities (zero above the diagonal)";
+  EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out) << "output";
+  // Backward from the same probabilities on both sides.
+  Buffer gp = up(cpu_down(catt.view())), gdy = up(dy), gdqkv = poisoned(nqkv);
+  Buffer cdy = cpu_up(dy), cdqkv(cpu, std::int64_t(nqkv));
+  // The CPU reference reads the bf16-rounded probabilities too.
+  auto p_rounded = cpu_down(catt.view());
+  for (auto& v : p_rounded) v = round_bf16(v);
+  Buffer cp = cpu_up(p_rounded);
+  gpu->attention_backward(gdqkv.view(), gdy.view(), gqkv.view(), gp.view(), B, T, C, NH);
+  cpu.attention_backward(cdqkv.view(), cdy.view(), cqkv.view(), cp.view(), B, T, C, NH);
+  EXPECT_LT(rel_err(down(gdqkv.view()), cpu_down(cdqkv.view())), kBf16Out) << "dq, dk, dv";
+}
+
+TEST_F(CudaBackendTest, Embedding) {
+  const int N = 40, T = 16, C = 48, V = 50, row0 = 8;  // row0: sequence-parallel rows start mid-sequence
+  std::uniform_int_distribution<std::int32_t> tok(0, V - 1);
+  std::vector<std::int32_t> tokens(N);
+  for (auto& t : tokens) t = tok(rng);
+  const auto wte = random_bf16(std::size_t(V) * C, rng), wpe = random_bf16(std::size_t(T) * C, rng);
+  const auto dy = random_bf16(std::size_t(N) * C, rng);
+  Buffer gt = up_i32(tokens, *gpu), gwte = up(wte), gwpe = up(wpe), gout = poisoned(std::size_t(N) * C);
+  Buffer ct = up_i32(tokens, cpu), cwte = cpu_up(wte), cwpe = cpu_up(wpe), cout(cpu, std::int64_t(N) * C);
+  gpu->embedding_forward(gout.view(), gt.view(), gwte.view(), gwpe.view(), N, T, C, row0);
+  cpu.embedding_forward(cout.view(), ct.view(), cwte.view(), cwpe.view(), N, T, C, row0);
+  EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out);
+  Buffer gdwte = up(std::vector<float>(std::size_t(V) * C, 0.0f), DType::f32);
+  Buffer gdwpe = up(std::vector<float>(std::size_t(T) * C, 0.0f), DType::f32);
+  Buffer cdwte = cpu_up(std::vector<float>(std::size_t(V) * C, 0.0f));
+  Buffer cdwpe = cpu_up(std::vector<float>(std::size_t(T) * C, 0.0f));
+  Buffer gdy = up(dy), cdy = cpu_up(dy);
+  gpu->embedding_backward_weight(gdwte.view(), gdwpe.view(), gdy.view(), gt.view(), N, T, C, row0);
+  cpu.embedding_backward_weight(cdwte.view(), cdwpe.view(), cdy.view(), ct.view(), N, T, C, row0);
+  EXPECT_LT(rel_err(down(gdwte.view()), cpu_down(cdwte.view())), kF32Out);
+  EXPECT_LT(rel_err(down(gdwpe.view()), cpu_down(cdwpe.view())), kF32Out);
+}
+
+TEST_F(CudaBackendTest, EmbeddingRejectsTokenOutsideVocabulary) {
+  const int N = 4, T = 4, C = 8, V = 10;
+  Buffer gt = up_i32({1, 2, V, 3}, *gpu);
+  Buffer gwte = up(random_bf16(std::size_t(V) * C, rng)), gwpe = up(random_bf16(std::size_t(T) * C, rng));
+  Buffer gout = poisoned(std::size_t(N) * C);
+  gpu->embedding_forward(gout.view(), gt.view(), gwte.view(), gwpe.view(), N, T, C, 0);
+  EXPECT_THROW(gpu->synchronize(), std::out_of_range);
+  EXPECT_NO_THROW(gpu->synchronize());  // the error is reported once
+}
+
+TEST_F(CudaBackendTest, CrossEntropyInPlace) {
+  const int N = 12, V = 1000;
+  std::uniform_int_distribution<std::int32_t> tok(0, V - 1);
+  std::vector<std::int32_t> targets(N);
+  for (auto& t : targets) t = tok(rng);
+  const auto logits = random_bf16(std::size_t(N) * V, rng, 3.0f);
+  Buffer gl = up(logits), gt = up_i32(targets, *gpu), gloss = poisoned(N, DType::f32);
+  Buffer cl = cpu_up(logits), ct = up_i32(targets, cpu), closs(cpu, N);
+  gpu->crossentropy_forward(gloss.view(), gl.view(), gl.view(), gt.view(), N, V);  // probs alias logits
+  cpu.crossentropy_forward(closs.view(), cl.view(), cl.view(), ct.view(), N, V);
+  // Losses come from fp32 arithmetic on the same logits: only exp/log implementations differ.
+  EXPECT_LT(rel_err(down(gloss.view()), cpu_down(closs.view())), 1e-4);
+  EXPECT_LT(rel_err(down(gl.view()), cpu_down(cl.view())), kBf16Out) << "probabilities";
+  gpu->crossentropy_backward(gl.view(), gl.view(), gt.view(), N, V, 0.25f);
+  cpu.crossentropy_backward(cl.view(), cl.view(), ct.view(), N, V, 0.25f);
+  EXPECT_LT(rel_err(down(gl.view()), cpu_down(cl.view())), kBf16Out) << "logit gradients";
+}
+
+TEST_F(CudaBackendTest, AdamW) {
+  const std::int64_t n = 3000;
+  const auto p = random_bf16(n, rng), g = random_bf16(n, rng), m = random_bf16(n, rng, 0.1f);
+  auto v = random_bf16(n, rng, 0.1f);
+  for (auto& x : v) x = x * x;
+  AdamWArgs a;
+  a.lr = 1e-2f;
+  a.weight_decay = 0.1f;
+  a.bias_correction1 = 1.0f - 0.9f * 0.9f;
+  a.bias_correction2 = 1.0f - 0.95f * 0.95f;
+  a.grad_scale = 0.5f;
+  Buffer gp = up(p, DType::f32), gg = up(g, DType::f32), gm = up(m, DType::f32), gv = up(v, DType::f32);
+  Buffer cp = cpu_up(p), cg = cpu_up(g), cm = cpu_up(m), cv = cpu_up(v);
+  gpu->adamw_update(gp.view(), gg.view(), gm.view(), gv.view(), n, a);
+  cpu.adamw_update(cp.view(), cg.view(), cm.view(), cv.view(), n, a);
+  EXPECT_LT(rel_err(down(gp.view()), cpu_down(cp.view())), 1e-6);
+  EXPECT_LT(rel_err(down(gm.view()), cpu_down(cm.view())), 1e-6);
+  EXPECT_LT(rel_err(down(gv.view()), cpu_down(cv.view())), 1e-6);
+}
+
+TEST_F(CudaBackendTest, ElementwiseConvertAndSums) {
+  const std::int64_t n = 100003;  // not a multiple of any block size
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (auto& e : x) e = d(rng);  // fp32 values, not bf16-representable
+  Buffer gx = up(x, DType::f32), gb = poisoned(n), gback = poisoned(n, DType::f32);
+  gpu->convert(gb.view(), gx.view(), n);
+  gpu->convert(gback.view(), gb.view(), n);
+  const auto b = down(gb.view()), back = down(gback.view());
+  for (std::int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(b[i], round_bf16(x[i])) << "element " << i << ": f32 -> bf16 must round to nearest even";
+    ASSERT_EQ(back[i], b[i]) << "element " << i << ": bf16 -> f32 is exact";
+  }
+  double s = 0.0, s2 = 0.0;
+  for (float e : x) {
+    s += e;
+    s2 += double(e) * e;
+  }
+  EXPECT_NEAR(gpu->sum(gx.view()), s, 1e-9 * n);
+  EXPECT_NEAR(gpu->sum_squares(gx.view()), s2, 1e-12 * s2 * 1e3);
+  EXPECT_EQ(gpu->sum(gx.view()), gpu->sum(gx.view())) << "sums are deterministic";
+
+  const auto y = random_bf16(n, rng);
+  Buffer gy = up(y), gsum = poisoned(n);
+  gpu->add(gsum.view(), gb.view(), gy.view(), n);
+  gpu->accumulate(gy.view(), gb.view(), n);
+  gpu->scale(gy.view(), 2.0f, n);
+  const auto sum = down(gsum.view()), acc = down(gy.view());
+  for (std::int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(sum[i], round_bf16(b[i] + y[i])) << "add, element " << i;
+    ASSERT_EQ(acc[i], 2.0f * round_bf16(b[i] + y[i])) << "accumulate then scale, element " << i;
+  }
+}
+
+TEST_F(CudaBackendTest, MemoryIsCountedAndReturned) {
+  const std::size_t before = gpu->bytes_in_use();
+  {
+    Buffer a(*gpu, 1 << 20, DType::bf16);
+    EXPECT_EQ(gpu->bytes_in_use(), before + (std::size_t{1} << 21));
+  }
+  EXPECT_EQ(gpu->bytes_in_use(), before);
+}
+
+}  // namespace
+}  // namespace zeropp::e2e

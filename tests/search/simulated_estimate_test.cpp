@@ -1,0 +1,188 @@
+// Issue 3, point 6: `zeropp estimate` on the simulator (search/simulated_estimate), against the closed forms
+// where they must agree, against a simulation run here, and against the analytic communication volumes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "cost_model/analytic/comm_volume.hpp"
+#include "cost_model/analytic/time_model.hpp"
+#include "cost_model/search/simulated_estimate.hpp"
+#include "cost_model/search/simulated_timing.hpp"
+#include "cost_model/spec/error.hpp"
+#include "cost_model/spec/names.hpp"
+#include "search_fixtures.hpp"
+
+namespace zeropp::search {
+namespace {
+
+// Communication that costs nothing: the case where the closed form's bubble and the simulated one must agree.
+ClusterSpec free_comm(ClusterSpec c) {
+  c.intra.bandwidth = c.inter.bandwidth = 1e30;
+  c.intra.latency = c.inter.latency = 0;
+  c.collectives.clear();
+  return c;
+}
+
+// 1F1B + ZeRO-1 on the tiny model, pp = 4 (one layer per stage), dp = 2, b = 1. A vocabulary of 8 makes the LM
+// head 2*b*s*h*V FLOPs, 0.3% of a layer's 24*b*s*h^2, so the stages are uniform to that.
+Plan uniform_1f1b(int B) {
+  Plan plan;
+  plan.model = testing::tiny_model();
+  plan.model.vocab = 8;
+  plan.cluster = free_comm(load_cluster("dgx-a100-80gb"));
+  plan.cluster.memory_bandwidth = 0;  // no memory-bound kernels: every stage is its GEMMs
+  ParallelSpec& p = plan.parallel;
+  p.strategy = Strategy::pp_zero1;
+  p.schedule = ScheduleKind::one_f_one_b;
+  p.pp = 4;
+  p.dp = 2;
+  p.zero_stage = 1;
+  p.micro_batch = 1;
+  p.micro_batches = B;
+  p.recompute = Recompute::none;
+  return plan;
+}
+
+// GPT-3 1.3B on 64 A100s: pp = 4, z = 8 (a node per stage), dp = 2, b = 1, B = 16; U = 4 for ZeroPP.
+Plan gpt_plan(Strategy strategy, int v) {
+  Plan plan;
+  plan.model = load_model("gpt3-1.3b");
+  plan.cluster = load_cluster("dgx-a100-80gb");
+  ParallelSpec& p = plan.parallel;
+  p.strategy = strategy;
+  const bool zeropp = strategy != Strategy::zero3_pp;
+  p.schedule = zeropp ? ScheduleKind::zeropp : ScheduleKind::one_f_one_b;
+  p.zero_stage = strategy == Strategy::zeropp_a ? 0 : 1;
+  p.pp = 4;
+  p.z = 8;
+  p.dp = 2;
+  p.v = v;
+  p.micro_batch = 1;
+  p.micro_batches = 16;
+  p.unit = zeropp ? 4 : 1;
+  return plan;
+}
+
+TEST(SimulatedEstimate, UniformOneFOneBBubbleMatchesClosedForm) {
+  for (int B : {4, 8, 16}) {
+    const Plan plan = uniform_1f1b(B);
+    const SimulatedEstimate s = simulated_estimate(plan);
+    ASSERT_TRUE(s.simulated);
+    // (p - 1)(F + B + W) of one stage, written from the action costs, not from the closed-form code.
+    const analytic::ActionCosts a = analytic::action_costs(plan);
+    const double hand = (plan.parallel.pp - 1) * (a.f + a.b + a.w);
+    EXPECT_NEAR(s.estimate.time_s.bubble, hand, 1e-2 * hand) << "B=" << B;
+    EXPECT_NEAR(s.closed_form.time_s.bubble, hand, 1e-2 * hand) << "B=" << B;
+    EXPECT_NEAR(s.estimate.time_s.iteration, s.closed_form.time_s.iteration, 1e-2 * s.closed_form.time_s.iteration);
+    EXPECT_NEAR(s.estimate.time_s.compute, s.closed_form.time_s.compute, 1e-2 * s.closed_form.time_s.compute);
+    EXPECT_LT(s.estimate.time_s.comm_exposed, 1e-6 * s.estimate.time_s.iteration);
+  }
+}
+
+// Where they must not agree: ZB-H1 removes most of 1F1B's bubble in the simulator, and the simulated bubble is
+// the closed form's (p-1)(F+B-W) for uniform stages.
+TEST(SimulatedEstimate, ZeroBubbleH1BubbleIsSmaller) {
+  Plan plan = uniform_1f1b(8);
+  plan.parallel.schedule = ScheduleKind::zb_h1;
+  const SimulatedEstimate zb = simulated_estimate(plan);
+  const SimulatedEstimate one = simulated_estimate(uniform_1f1b(8));
+  const analytic::ActionCosts a = analytic::action_costs(plan);
+  const double hand = (plan.parallel.pp - 1) * (a.f + a.b - a.w);
+  EXPECT_NEAR(zb.estimate.time_s.bubble, hand, 1e-2 * hand);
+  EXPECT_LT(zb.estimate.time_s.bubble, 0.9 * one.estimate.time_s.bubble);
+}
+
+// The timing, peak and feasibility are the simulation's: compared with one run here, on a ZeroPP plan whose
+// simulated peak differs from the closed-form bound.
+TEST(SimulatedEstimate, PeakAndFeasibilityFromSimulation) {
+  Plan plan = gpt_plan(Strategy::zeropp_b, 2);
+  const simulate::SimResult sim = simulate_plan(plan);
+  double peak = 0;
+  for (const auto& r : sim.ranks) peak = std::max(peak, r.peak_memory_bytes);
+  const SimulatedEstimate s = simulated_estimate(plan);
+  EXPECT_DOUBLE_EQ(s.estimate.memory_bytes.peak, peak);
+  EXPECT_DOUBLE_EQ(s.estimate.time_s.iteration, sim.makespan);
+  EXPECT_NE(s.estimate.memory_bytes.peak, s.closed_form.memory_bytes.peak);
+
+  // Memory set just under the simulated peak: infeasible by the simulator, over by what it says.
+  plan.cluster.memory_bytes = peak - 1000;
+  const SimulatedEstimate tight = simulated_estimate(plan);
+  EXPECT_FALSE(tight.estimate.feasible);
+  EXPECT_DOUBLE_EQ(tight.estimate.over_by_bytes, 1000);
+  plan.cluster.memory_bytes = peak;
+  EXPECT_TRUE(simulated_estimate(plan).estimate.feasible);
+}
+
+// Bytes sent per GPU: the simulator's pp and zero bytes (ring factor applied) are the analytic model's for
+// ZeroPP in per-unit mode (which counts the shared last-chunk gather as the schedule runs it), and for naive
+// ZeRO-3 under PP.
+TEST(SimulatedEstimate, CommBytesMatchAnalyticModel) {
+  for (Strategy strategy : {Strategy::zeropp_a, Strategy::zeropp_b, Strategy::zero3_pp}) {
+    for (int v : {1, 2}) {
+      if (strategy == Strategy::zero3_pp && v > 1) continue;
+      const Plan plan = gpt_plan(strategy, v);
+      const SimulatedEstimate s = simulated_estimate(plan);
+      ASSERT_TRUE(s.simulated);
+      const analytic::CommBytes a = analytic::comm_bytes(plan);
+      const analytic::CommBytes& c = s.estimate.comm_bytes;
+      const std::string what = std::string(to_string(strategy)) + " v=" + std::to_string(v);
+      EXPECT_GT(c.zero, 0) << what;
+      EXPECT_NEAR(c.zero, a.zero, 1e-9 * a.zero) << what;
+      EXPECT_NEAR(c.pp, a.pp, 1e-9 * a.pp) << what;
+      EXPECT_DOUBLE_EQ(c.dp, a.dp) << what;
+      EXPECT_DOUBLE_EQ(c.tp, a.tp) << what;
+      EXPECT_NEAR(c.total, a.total, 1e-9 * a.total) << what;
+    }
+  }
+}
+
+// Pure ZeRO-3 keeps the closed form (the simulator would gather the whole model at once).
+TEST(SimulatedEstimate, PureZeroThreeStaysClosedForm) {
+  Plan plan;
+  plan.model = load_model("gpt3-1.3b");
+  plan.cluster = load_cluster("dgx-a100-80gb");
+  ParallelSpec& p = plan.parallel;
+  p.strategy = Strategy::zero3;
+  p.schedule = ScheduleKind::one_f_one_b;
+  p.zero_stage = 3;
+  p.z = 8;
+  p.micro_batch = 1;
+  p.micro_batches = 4;
+  const SimulatedEstimate s = simulated_estimate(plan);
+  EXPECT_FALSE(s.simulated);
+  EXPECT_DOUBLE_EQ(s.estimate.time_s.iteration, s.closed_form.time_s.iteration);
+  EXPECT_EQ(to_json(s)["executor"], "closed_form");
+}
+
+// The keys issue 2 requires, plus the closed-form cross-check.
+TEST(SimulatedEstimate, JsonKeys) {
+  const nlohmann::json j = to_json(simulated_estimate(uniform_1f1b(8)));
+  for (const char* k : {"tp", "pp", "dp", "zero", "total"}) EXPECT_TRUE(j["comm_bytes"].contains(k)) << k;
+  for (const char* k : {"params", "grads", "optimizer", "activations", "buffers", "peak"})
+    EXPECT_TRUE(j["memory_bytes"].contains(k)) << k;
+  for (const char* k : {"compute", "comm_exposed", "bubble", "iteration"}) {
+    EXPECT_TRUE(j["time_s"].contains(k)) << k;
+    EXPECT_TRUE(j["closed_form"]["time_s"].contains(k)) << k;
+  }
+  for (const char* k : {"tokens_per_s", "tflops_per_gpu", "mfu"}) EXPECT_TRUE(j["throughput"].contains(k)) << k;
+  EXPECT_TRUE(j["closed_form"]["memory_bytes"].contains("peak"));
+  EXPECT_EQ(j["executor"], "simulator");
+  EXPECT_TRUE(j.contains("feasible"));
+  EXPECT_TRUE(j.contains("over_by_bytes"));
+}
+
+// Bad input is still a SpecError naming the field.
+TEST(SimulatedEstimate, ValidatesThePlan) {
+  Plan plan = uniform_1f1b(8);
+  plan.parallel.pp = 3;
+  try {
+    simulated_estimate(plan);
+    FAIL() << "pp = 3 does not divide 4 layers";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "parallel.pp");
+  }
+}
+
+}  // namespace
+}  // namespace zeropp::search

@@ -2,12 +2,16 @@
 //   mpirun -np 4 zeropp-train --plan tests/e2e/plans/zeropp_b_z2_pp2.json --steps 3 --check-reference 1e-5
 // See e2e/runtime/trainer.hpp for what a run reports and e2e/runtime/fault.hpp for how failures end the job.
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "e2e/comm/mpi_communicator.hpp"
+#ifdef ZEROPP_HAVE_CUDA
+#include "e2e/comm/nccl_communicator.hpp"
+#endif
 #include "e2e/runtime/fault.hpp"
 #include "e2e/runtime/trainer.hpp"
 
@@ -70,7 +74,13 @@ int main(int argc, char** argv) {
         zeropp::e2e::run_agreed(*world, "options", [&] {
           if (!fault.empty()) opt.fault = zeropp::e2e::FaultInjection::parse(fault);
         });
-        code = zeropp::e2e::train(*world, opt);
+        // The CUDA backend talks over NCCL (bootstrapped over MPI); options are agreed over MPI first, so a
+        // rank that cannot parse them never reaches the NCCL bootstrap.
+        std::unique_ptr<zeropp::e2e::Communicator> comm;
+#ifdef ZEROPP_HAVE_CUDA
+        if (opt.backend == "cuda") zeropp::e2e::run_agreed(*world, "nccl", [&] { comm = zeropp::e2e::NcclCommunicator::world(); });
+#endif
+        code = zeropp::e2e::train(comm ? *comm : *world, opt);
       } catch (const zeropp::e2e::SetupFailed&) {
         code = 2;
       }

@@ -138,7 +138,9 @@ TEST(LayerGrad, CausalAttention) {
     double s = 0.0;
     for (int j = 0; j < T; ++j) {
       s += p[static_cast<std::size_t>(row) * T + j];
-      if (j > t) EXPECT_EQ(p[static_cast<std::size_t>(row) * T + j], 0.0f);
+      if (j > t) {
+        EXPECT_EQ(p[static_cast<std::size_t>(row) * T + j], 0.0f);
+      }
     }
     EXPECT_NEAR(s, 1.0, 1e-6);
   }

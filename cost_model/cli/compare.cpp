@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cost_model/cli/command.hpp"
+#include "cost_model/cli/experiment_args.hpp"
 #include "cost_model/search/compare.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
@@ -19,30 +20,14 @@ namespace zeropp::cli {
 namespace {
 
 struct CompareArgs {
-  std::string experiment, model, cluster, dtype;
-  int gpus = 0;
-  long long global_batch = 0;
+  ExperimentArgs source;
   std::vector<std::string> strategies;
   bool closed_form = false;
   Format format = Format::table;
 };
 
 Experiment build_experiment(const CompareArgs& a) {
-  const bool direct = !a.model.empty() || !a.cluster.empty() || a.gpus > 0 || a.global_batch > 0;
-  Experiment ex;
-  if (!a.experiment.empty() || !direct) {
-    if (direct) throw SpecError("experiment", "--experiment gives model, cluster, GPUs and batch; do not combine them");
-    ex = load_experiment(a.experiment.empty() ? default_experiment_name() : a.experiment);
-  } else {
-    if (a.model.empty() || a.cluster.empty() || a.gpus <= 0 || a.global_batch <= 0)
-      throw SpecError("experiment", "give --experiment NAME|FILE, or all of --model, --cluster, --gpus, --global-batch");
-    ex.name = "command line";
-    ex.model = load_model(a.model);
-    ex.cluster = load_cluster(a.cluster);
-    ex.gpus = a.gpus;
-    ex.global_batch = a.global_batch;
-    if (!a.dtype.empty()) ex.dtype = dtype_from_string(a.dtype, "experiment.dtype");
-  }
+  Experiment ex = load_experiment_args(a.source, default_experiment_name());
   validate(ex);
   return ex;
 }
@@ -148,13 +133,7 @@ const bool registered = register_command({
     "experiment, each at its best plan",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<CompareArgs>();
-      sub.add_option("--experiment", a->experiment, "Experiment: name under configs/experiments or JSON file "
-                                                    "(default: the default experiment)");
-      sub.add_option("--model", a->model, "Model: zoo name or JSON file");
-      sub.add_option("--cluster", a->cluster, "Cluster: zoo name or JSON file");
-      sub.add_option("--gpus", a->gpus, "Number of GPUs")->check(CLI::PositiveNumber);
-      sub.add_option("--global-batch", a->global_batch, "Sequences per iteration")->check(CLI::PositiveNumber);
-      sub.add_option("--dtype", a->dtype, "bf16 | fp16 | fp32 (default bf16)");
+      add_experiment_options(sub, a->source);
       sub.add_option("--strategies", a->strategies,
                      "Rows to compare: 3d, zero3, 1f1b_zero1, zb_h1_zero1, zb_h2_zero1, bfs_zero1, zero3_pp, zeropp_a, "
                      "zeropp_b (default: all)")

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cost_model/cli/command.hpp"
+#include "cost_model/cli/experiment_args.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/search/report.hpp"
 #include "cost_model/search/search.hpp"
@@ -19,9 +20,7 @@ namespace zeropp::cli {
 namespace {
 
 struct SearchArgs {
-  std::string experiment, model, cluster, dtype;
-  int gpus = 0;
-  long long global_batch = 0;
+  ExperimentArgs source;
   std::vector<std::string> strategies;
   int top = 10;
   bool closed_form = false;
@@ -32,21 +31,7 @@ struct SearchArgs {
 };
 
 Experiment build_experiment(const SearchArgs& a) {
-  const bool direct = !a.model.empty() || !a.cluster.empty() || a.gpus > 0 || a.global_batch > 0;
-  Experiment ex;
-  if (!a.experiment.empty()) {
-    if (direct) throw SpecError("experiment", "--experiment gives model, cluster, GPUs and batch; do not combine them");
-    ex = load_experiment(a.experiment);
-  } else {
-    if (a.model.empty() || a.cluster.empty() || a.gpus <= 0 || a.global_batch <= 0)
-      throw SpecError("experiment", "give all of --model, --cluster, --gpus, --global-batch (or --experiment)");
-    ex.name = "command line";
-    ex.model = load_model(a.model);
-    ex.cluster = load_cluster(a.cluster);
-    ex.gpus = a.gpus;
-    ex.global_batch = a.global_batch;
-    if (!a.dtype.empty()) ex.dtype = dtype_from_string(a.dtype, "experiment.dtype");
-  }
+  Experiment ex = load_experiment_args(a.source, "");
   if (!a.strategies.empty()) {
     ex.strategies.clear();
     for (const auto& s : a.strategies) ex.strategies.push_back(strategy_from_string(s, "strategies"));
@@ -151,12 +136,7 @@ const bool registered = register_command({
     "them by simulated iteration time",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<SearchArgs>();
-      sub.add_option("--experiment", a->experiment, "Experiment: name under configs/experiments or JSON file");
-      sub.add_option("--model", a->model, "Model: zoo name or JSON file");
-      sub.add_option("--cluster", a->cluster, "Cluster: zoo name or JSON file");
-      sub.add_option("--gpus", a->gpus, "Number of GPUs")->check(CLI::PositiveNumber);
-      sub.add_option("--global-batch", a->global_batch, "Sequences per iteration")->check(CLI::PositiveNumber);
-      sub.add_option("--dtype", a->dtype, "bf16 | fp16 | fp32 (default bf16)");
+      add_experiment_options(sub, a->source);
       sub.add_option("--strategies", a->strategies,
                      "Strategies to search: 3d, zero3, 1f1b_zero1, zero3_pp, zeropp_a, zeropp_b (default: all)")
           ->delimiter(',');

@@ -1,0 +1,37 @@
+#include "cost_model/cli/experiment_args.hpp"
+
+#include "cost_model/spec/error.hpp"
+#include "cost_model/spec/names.hpp"
+
+namespace zeropp::cli {
+
+void add_experiment_options(CLI::App& sub, ExperimentArgs& a) {
+  sub.add_option("--experiment", a.experiment, "Experiment: name under configs/experiments or JSON file");
+  sub.add_option("--model", a.model, "Model: zoo name or JSON file");
+  sub.add_option("--cluster", a.cluster, "Cluster: zoo name or JSON file");
+  sub.add_option("--gpus", a.gpus, "Number of GPUs")->check(CLI::PositiveNumber);
+  sub.add_option("--global-batch", a.global_batch, "Sequences per iteration")->check(CLI::PositiveNumber);
+  sub.add_option("--dtype", a.dtype, "bf16 | fp16 | fp32 (default bf16)");
+}
+
+Experiment load_experiment_args(const ExperimentArgs& a, const std::string& default_name) {
+  const bool direct = !a.model.empty() || !a.cluster.empty() || a.gpus > 0 || a.global_batch > 0;
+  const std::string name = a.experiment.empty() && !direct ? default_name : a.experiment;
+  Experiment ex;
+  if (!name.empty()) {
+    if (direct) throw SpecError("experiment", "--experiment gives model, cluster, GPUs and batch; do not combine them");
+    ex = load_experiment(name);
+  } else {
+    if (a.model.empty() || a.cluster.empty() || a.gpus <= 0 || a.global_batch <= 0)
+      throw SpecError("experiment", "give --experiment NAME|FILE, or all of --model, --cluster, --gpus, --global-batch");
+    ex.name = "command line";
+    ex.model = load_model(a.model);
+    ex.cluster = load_cluster(a.cluster);
+    ex.gpus = a.gpus;
+    ex.global_batch = a.global_batch;
+    if (!a.dtype.empty()) ex.dtype = dtype_from_string(a.dtype, "experiment.dtype");
+  }
+  return ex;
+}
+
+}  // namespace zeropp::cli

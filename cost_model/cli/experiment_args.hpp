@@ -1,0 +1,24 @@
+#pragma once
+// The experiment a command works on, from `--experiment NAME|FILE` or from `--model --cluster --gpus
+// --global-batch [--dtype]` (one or the other, never both). Shared by `compare` and `search`.
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cost_model/spec/config.hpp"
+
+namespace zeropp::cli {
+
+struct ExperimentArgs {
+  std::string experiment, model, cluster, dtype;
+  int gpus = 0;
+  long long global_batch = 0;
+};
+
+void add_experiment_options(CLI::App& sub, ExperimentArgs& args);
+
+// With neither form given, `default_name` (when not empty) names the experiment; otherwise it is an error.
+// Throws SpecError naming "experiment" when the two forms are mixed or the direct form is incomplete.
+Experiment load_experiment_args(const ExperimentArgs& args, const std::string& default_name = "");
+
+}  // namespace zeropp::cli

@@ -78,6 +78,11 @@ std::string ascii_grid(const schedule::Program& program, const SimResult& result
     out += row;
     out += '\n';
   }
+  // A squeezed grid hides actions shorter than a cell: say so rather than let a missing F look like a bug.
+  if (bucket > shortest * (1 + 1e-9)) {
+    out += "(one cell = " + std::to_string(bucket) + " s, longer than the shortest action (" +
+           std::to_string(shortest) + " s): some actions are hidden; widen the grid with --width)\n";
+  }
   return out;
 }
 

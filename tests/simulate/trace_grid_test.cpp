@@ -47,6 +47,13 @@ TEST(AsciiGrid, WideRunsAreCompressedToTheWidth) {
   EXPECT_LE(grid.find('\n'), 80u);
   EXPECT_EQ(grid.substr(0, 9), "rank 0 |F");  // forwards first, then backwards
   EXPECT_NE(grid.find("B1"), std::string::npos);
+  // 400 unit actions in ~17 cells: most are hidden, and the grid says so.
+  EXPECT_NE(grid.find("some actions are hidden"), std::string::npos);
+}
+
+TEST(AsciiGrid, AnUnsqueezedGridHidesNothingAndSaysNothing) {
+  const auto program = schedule::parse_program(kProgram, 2, 1, 2);
+  EXPECT_EQ(ascii_grid(program, run(program)).find("hidden"), std::string::npos);
 }
 
 TEST(ChromeTrace, EventsCarryIrNamesRanksStreamsAndTimes) {

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "cost_model/analytic/criterion.hpp"
-#include "cost_model/analytic/strategies.hpp"
+#include "cost_model/search/compare.hpp"
 #include "cost_model/cli/command.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
@@ -47,7 +47,8 @@ Inputs resolve(const CriterionArgs& a) {
     in.dtype = ex.dtype;
     if (a.cluster_time) in.cluster = ex.cluster;
     if (!a.micro_batch || !a.unit) {
-      const auto best = analytic::best_plan(ex, Strategy::zeropp_b);
+      // The same choice `zeropp compare` makes (simulated), so the main job's two tables agree.
+      const auto best = search::best_row_plan(ex, search::select_rows(ex, {"zeropp_b"}).front());
       if (!best.found) throw SpecError("experiment", best.note);
       in.b = best.plan.parallel.micro_batch;
       in.U = best.plan.parallel.unit;

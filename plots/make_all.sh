@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Makes every figure: runs the zeropp CLI into a temporary folder, then the plot scripts over that JSON and over
+# the committed results (results/loop). Takes well under a minute.
+# Usage: plots/make_all.sh [OUT]   (OUT default results/figures)
+# Environment: BUILD (build dir, default build), CLUSTER (default dgx-a100-80gb), PYTHON (default /usr/bin/python3,
+# Debian's, which has matplotlib), MEASURED_TRACE (a zeropp-train --trace file for the Gantt's measured panel;
+# unset: one is made with 2 MPI ranks when zeropp-train and mpirun exist, else that panel is left out).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-results/figures}
+BUILD=${BUILD:-build}
+CLUSTER=${CLUSTER:-dgx-a100-80gb}
+PYTHON=${PYTHON:-/usr/bin/python3}
+Z=$BUILD/cost_model/zeropp
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+[[ -x $Z ]] || { echo "make_all.sh: $Z not built" >&2; exit 1; }
+
+# (b) memory breakdown of the default experiment.
+"$Z" compare --experiment default --format json >"$TMP/compare.json"
+"$Z" clusters "$(grep -o '"cluster": *"[^"]*"' "$TMP/compare.json" | head -1 | cut -d'"' -f4)" --format json \
+  >"$TMP/default-cluster.json"
+"$PYTHON" plots/memory.py --compare "$TMP/compare.json" --cluster "$TMP/default-cluster.json" --out "$OUT"
+
+# (c) criterion map with every zoo model and its time-based smallest U on $CLUSTER.
+"$Z" models --format json >"$TMP/models.json"
+mkdir -p "$TMP/criterion"
+for m in $("$PYTHON" -c 'import json,sys; print(" ".join(m["name"] for m in json.load(open(sys.argv[1]))["models"]))' \
+  "$TMP/models.json"); do
+  "$Z" criterion --model "$m" --cluster "$CLUSTER" --format json >"$TMP/criterion/$m.json"
+done
+"$PYTHON" plots/criterion.py --models "$TMP/models.json" --criterion "$TMP"/criterion/*.json --out "$OUT"
+
+# (e) validation table and the trainer runs on this machine.
+"$Z" validate --format json >"$TMP/validate.json"
+"$PYTHON" plots/predicted_vs_measured.py --validate "$TMP/validate.json" \
+  --runs results/loop/1f1b.json results/loop/1f1b-measured-costs.json \
+  results/loop/zeropp.json results/loop/zeropp-measured-costs.json --out "$OUT"
+
+# (f) collective busbw and GEMM FLOP/s with the calibrated fits.
+"$PYTHON" plots/collectives.py --bench results/loop/bench.json --profile configs/clusters/local-cpu.json --out "$OUT"
+"$PYTHON" plots/gemm.py --bench results/loop/bench.json --profile configs/clusters/local-cpu.json --out "$OUT"
+
+# (d) the ZeroPP plan of results/loop (pp 2, v 2, U 4, B 8), simulated with the trainer's measured mean action
+# costs, beside a measured trace of the same plan.
+COSTS=$("$PYTHON" - results/loop/zeropp-measured-costs.json <<'PY'
+import json, sys
+k = {x["kind"]: x["measured_mean_s"] for x in json.load(open(sys.argv[1]))["model_comparison"]["kinds"]}
+print(f"F={k['F']},B={k['B']},W={k['W']},P2P={k['SEND_F']},OPT={k['OPT_STEP']}")
+PY
+)
+"$Z" schedule --schedule zeropp --pp 2 --chunks 2 --micro-batches 8 --unit 4 --costs "$COSTS" \
+  --trace "$TMP/simulated-trace.json" >/dev/null
+GANTT=(--trace "$TMP/simulated-trace.json" --title "simulated: zeropp schedule, measured action costs")
+TRAIN=$BUILD/e2e/zeropp-train
+if [[ -z ${MEASURED_TRACE:-} && -x $TRAIN ]] && command -v mpirun >/dev/null; then
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+    mpirun -np 2 "$TRAIN" --plan results/loop/zeropp.plan.json --steps 2 --quiet \
+    --trace "$TMP/measured-trace.json" --out "$TMP/train.json" >"$TMP/train.log" 2>&1 &&
+    MEASURED_TRACE=$TMP/measured-trace.json || echo "make_all.sh: zeropp-train failed, Gantt without it" >&2
+fi
+if [[ -n ${MEASURED_TRACE:-} ]]; then
+  GANTT+=(--trace "$MEASURED_TRACE" --title "measured: zeropp-train, 2 MPI ranks on this CPU")
+fi
+"$PYTHON" plots/gantt.py "${GANTT[@]}" --out "$OUT"
+
+# (a) throughput per GPU across model sizes and GPU counts (weak scaling: 2 sequences per GPU, at least 64).
+mkdir -p "$TMP/scaling"
+for m in gpt3-1.3b gpt3-13b megatron-39.1b gpt3-175b; do
+  for n in 8 32 128 512 1024; do
+    g=$((2 * n < 64 ? 64 : 2 * n))
+    "$Z" compare --model "$m" --cluster "$CLUSTER" --gpus "$n" --global-batch "$g" --format json \
+      >"$TMP/scaling/$m-$n.json"
+  done
+done
+"$PYTHON" plots/throughput.py --compare "$TMP"/scaling/*.json --note "global batch max(64, 2·GPUs) sequences" \
+  --out "$OUT"

@@ -5,19 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/analytic/divisors.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/names.hpp"
 
 namespace zeropp::analytic {
 
 namespace {
-
-std::vector<int> divisors(int n) {
-  std::vector<int> out;
-  for (int d = 1; d <= n; ++d)
-    if (n % d == 0) out.push_back(d);
-  return out;
-}
 
 bool is_zeropp(Strategy s) { return s == Strategy::zeropp_a || s == Strategy::zeropp_b; }
 

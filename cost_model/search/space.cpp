@@ -4,17 +4,13 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/analytic/divisors.hpp"
 #include "cost_model/spec/error.hpp"
 
 namespace zeropp::search {
 namespace {
 
-std::vector<int> divisors(int n) {
-  std::vector<int> out;
-  for (int d = 1; d <= n; ++d)
-    if (n % d == 0) out.push_back(d);
-  return out;
-}
+using analytic::divisors;
 
 std::vector<int> powers_of_two_dividing(int n, int first) {
   std::vector<int> out;

@@ -68,6 +68,8 @@ Options parse_options(int& argc, char** argv) {
       options.layer_seq = parse_positive(flag, value);
     } else if (flag == "--zeropp_layer_batch") {
       options.layer_batch = parse_positive(flag, value);
+    } else if (flag == "--zeropp_optimizer_params") {
+      options.optimizer_params = parse_list(flag, value);
     } else if (flag == "--zeropp_coll_min_bytes") {
       options.coll_min_bytes = static_cast<std::size_t>(parse_positive(flag, value));
     } else if (flag == "--zeropp_coll_max_bytes") {
@@ -120,6 +122,8 @@ std::string options_help() {
       << d.layer_head_dim << ")\n"
       << "  --zeropp_layer_seq=N          sequence length s of that block (default " << d.layer_seq << ")\n"
       << "  --zeropp_layer_batch=N        micro-batch b of that block (default " << d.layer_batch << ")\n"
+      << "  --zeropp_optimizer_params=LIST  parameters per rank of the trainer's optimizer step (default "
+      << list(d.optimizer_params) << "; CPU)\n"
       << "  --zeropp_coll_min_bytes=N     smallest collective buffer S in bytes (default " << d.coll_min_bytes << ")\n"
       << "  --zeropp_coll_max_bytes=N     largest collective buffer S in bytes (default " << d.coll_max_bytes << ")\n"
       << "  --zeropp_coll_step=N          size multiplier between collective sizes (default " << d.coll_step << ")\n"

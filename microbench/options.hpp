@@ -24,6 +24,8 @@ struct Options {
   long layer_head_dim = 64;
   long layer_seq = 256;
   long layer_batch = 1;
+  // Optimizer suite (CPU): the trainer's OPT_STEP (gradient norm + AdamW) on P fp32 parameters per rank.
+  std::vector<long> optimizer_params{1L << 20, 1L << 22, 1L << 24};
   // Collective suite: full-buffer sizes S from min to max bytes, multiplied by `step` each time.
   std::size_t coll_min_bytes = 1024;
   std::size_t coll_max_bytes = std::size_t{64} << 20;

@@ -6,6 +6,9 @@ of a calibrated cluster JSON such as configs/clusters/local-cpu.json), turned in
   t(M) = steps*alpha + M*factor/beta,   busbw = M*factor/t,
 with steps, factor = 2(n-1), 2(n-1)/n (all-reduce); n-1, (n-1)/n (all-gather, reduce-scatter); 1, 1 (send/recv).
 A buffer of M bytes uses the first segment with M <= max_bytes, the last above them all (as cost_model/analytic does).
+The profile also keeps the measured medians as a table (collectives.<level>.<name>.table), which the time model
+uses for groups of the benchmark's size: for those, the model's curve runs through the points themselves, and
+the lines are what other group sizes get.
 """
 import collections
 
@@ -76,7 +79,7 @@ def main():
         ax.errorbar(sizes, med, yerr=[lo, hi], fmt="o", ms=2.5, color=color, elinewidth=0.8, label=f"{label}")
         grid = np.logspace(np.log10(sizes[0]), np.log10(sizes[-1]), 300)
         ax.plot(grid, fit_busbw(fits[name], name, ranks[name], grid), "-", color=color, lw=1)
-    ax.plot([], [], "k-", lw=1, label="calibrated fit")
+    ax.plot([], [], "k-", lw=1, label="piecewise alpha-beta fit")
     ax.plot([], [], "ko", ms=2.5, label="measured (median, min-max)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

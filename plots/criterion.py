@@ -2,13 +2,21 @@
 
 ZeroPP gathers a layer's 12h^2 parameters twice and reduce-scatters their gradients once per unit of U micro-batches
 (36h^2/U elements per micro-batch); Megatron TP moves 8sbh. Ratio = 36h^2/U / (8sbh) = 9h / (2sUb): ZeroPP moves
-less above the line 2sUb = 9h (shared/DESIGN.md section 4). Zoo models are marked at U*b = 1 (hollow) and, when
-`zeropp criterion --cluster` outputs are given, at the time-based smallest U (filled): the U at which ZeroPP's
-exposed communication no longer exceeds TP's on that cluster.
+less above the line 2sUb = 9h (shared/DESIGN.md section 4).
 
-Inputs: `zeropp models --format json`; optionally `zeropp criterion --model M --cluster C --format json` files.
+The time-based boundary on a cluster (--boundary): `zeropp criterion --cluster C` on one model per hidden size h
+(same s and b in every file) reports `time.parity_unit`, the real U at which ZeroPP's exposed communication (what
+the compute of U micro-batches does not hide) equals TP's; the curve is s * parity_unit * b over h, and ZeroPP
+exposes less above it. Zoo models are marked at U*b = 1 (rings) and, with `zeropp criterion --cluster` outputs
+(--criterion), at the time-based smallest integer U (dots): the U at which ZeroPP exposes less on that cluster.
+
+Inputs: `zeropp models --format json`; `zeropp criterion --model M --cluster C --format json` files for the zoo
+models (--criterion) and for the boundary grid (--boundary).
 """
+import math
+
 import matplotlib.colors as mcolors
+import matplotlib.patheffects as patheffects
 import numpy as np
 
 from common import apply_style, load_json, parser, plt, save
@@ -24,36 +32,72 @@ def family(name):
     return "other", "D", "gray"
 
 
+def boundary_curve(paths):
+    """Per cluster: sorted (h, s*U*b at equal exposure) and the (s, b) they hold fixed, from criterion outputs."""
+    curves = {}
+    for path in paths:
+        c = load_json(path)
+        t = c.get("time")
+        if not t or "parity_unit" not in t:
+            raise SystemExit(f"criterion.py: {path}: no time.parity_unit; run zeropp criterion with --cluster")
+        # The integer boundary the model searches for must sit just above the real one: min_unit = floor(U*) + 1.
+        if t["min_unit"] is not None and t["min_unit"] != math.floor(t["parity_unit"]) + 1:
+            raise SystemExit(f"criterion.py: {path}: min_unit {t['min_unit']} disagrees with parity_unit "
+                             f"{t['parity_unit']:.4g}")
+        curve = curves.setdefault(t["cluster"], {"sb": set(), "points": []})
+        curve["sb"].add((c["s"], c["b"]))
+        curve["points"].append((c["h"], c["s"] * c["b"] * t["parity_unit"]))
+    for cluster, curve in curves.items():
+        if len(curve["sb"]) != 1:
+            raise SystemExit(f"criterion.py: --boundary files for {cluster} mix (s, b) pairs {sorted(curve['sb'])}")
+        curve["points"].sort()
+    return curves
+
+
 def main():
     p = parser(__doc__)
     p.add_argument("--models", required=True, help="zeropp models --format json output")
     p.add_argument("--criterion", nargs="*", default=[], help="zeropp criterion --cluster ... --format json outputs")
+    p.add_argument("--boundary", nargs="*", default=[],
+                   help="zeropp criterion --cluster C --format json outputs, one per hidden size, same s and b")
     p.add_argument("--name", default="criterion_map")
     a = p.parse_args()
     apply_style()
     models = load_json(a.models)["models"]
     crits = [load_json(f) for f in a.criterion]
+    curves = boundary_curve(a.boundary)
 
     h = np.logspace(np.log10(1024), np.log10(32768), 200)
-    tokens = np.logspace(np.log10(512), np.log10(2**20), 200)  # s*U*b
+    lowest = min([pt[1] for c in curves.values() for pt in c["points"]] + [512.0])
+    tokens = np.logspace(np.log2(2 ** math.floor(np.log2(lowest / 1.2))), 20, 200, base=2)  # s*U*b
     H, T = np.meshgrid(h, tokens)
     ratio = 9 * H / (2 * T)
 
-    fig, ax = plt.subplots(figsize=(3.2, 3.0))
+    fig, ax = plt.subplots(figsize=(3.3, 3.0))
     ax.grid(False)
     norm = mcolors.LogNorm(vmin=1 / 64, vmax=64)
     mesh = ax.pcolormesh(H, T, ratio, norm=norm, cmap="RdBu_r", shading="auto", rasterized=True)
     cbar = fig.colorbar(mesh, ax=ax, pad=0.02)
     cbar.set_label("ZeroPP / TP bytes per layer, 9h/(2sUb)")
-    ax.plot(h, 4.5 * h, "k-", lw=1.5, label="2sUb = 9h")
-    ax.text(1300, 4.5 * 1300 * 8, "ZeroPP moves less", ha="left", va="bottom", fontsize=8)
-    ax.text(30000, 4.5 * 30000 / 3, "ZeroPP\nmoves more", ha="right", va="top", fontsize=8)
+    ax.plot(h, 4.5 * h, "k-", lw=1.5, label="bytes equal, 2sUb = 9h")
+    ax.text(1150, 4.5 * 1150 * 10, "ZeroPP moves\nfewer bytes", ha="left", va="bottom", fontsize=8)
+    ax.text(30000, 4.5 * 30000 / 4, "ZeroPP moves\nmore bytes", ha="right", va="top", fontsize=8)
+    for (cluster, curve), style in zip(curves.items(), ["--", ":", "-."]):
+        (s, b), = curve["sb"]
+        ch, ct = zip(*curve["points"])
+        # A white band under the line and a white halo around its label keep both readable on the dark end of the
+        # colour scale; the label goes below the line, clear of the zoo markers above it.
+        ax.plot(ch, ct, "w-", lw=2.8, solid_capstyle="butt")
+        ax.plot(ch, ct, "k", ls=style, lw=1.3, label=f"time equal (s={s}, b={b})")
+        ax.annotate(f"time equal on\n{cluster}", (ch[-1], ct[-1]), textcoords="offset points", xytext=(-2, -4),
+                    ha="right", va="top", fontsize=8,
+                    path_effects=[patheffects.withStroke(linewidth=2.5, foreground="white")])
 
     seen = set()
     for m in models:
         label, marker, color = family(m["name"])
-        ax.scatter(m["hidden"], m["seq_len"], marker=marker, facecolors="none", edgecolors=color, s=22, zorder=3,
-                   label=f"{label} (U·b=1)" if label not in seen else None)
+        ax.scatter(m["hidden"], m["seq_len"], marker=marker, facecolors="none", edgecolors=color, s=40, zorder=3,
+                   linewidths=1.0, label=f"{label}, U·b = 1" if label not in seen else None)
         seen.add(label)
     cluster = None
     for c in crits:
@@ -62,9 +106,11 @@ def main():
             continue
         cluster = t["cluster"]
         label, marker, color = family(c["model"])
-        ax.scatter(c["h"], c["s"] * t["min_unit"] * c["b"], marker=marker, color=color, s=22, zorder=4)
+        ax.scatter(c["h"], c["s"] * t["min_unit"] * c["b"], marker=marker, color=color, s=8, zorder=4,
+                   linewidths=0)
     if cluster:
-        ax.scatter([], [], marker="o", color="gray", s=22, label=f"min U by time, {cluster}")
+        where = "" if cluster in curves else f", {cluster}"  # the curve's label names the cluster otherwise
+        ax.scatter([], [], marker="o", color="gray", s=8, label=f"smallest U by time{where}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xlim(h[0], h[-1])
@@ -73,7 +119,7 @@ def main():
     ax.set_ylabel("tokens per scheduling unit s·U·b")
     ax.grid(False)
     fig.legend(loc="lower center", bbox_to_anchor=(0.5, 0.98), ncol=2, frameon=False, columnspacing=0.6,
-               handletextpad=0.3)
+               handletextpad=0.3, handlelength=1.6)
     save(fig, a.out, a.name)
 
 

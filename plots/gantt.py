@@ -3,9 +3,16 @@
 Input: Chrome trace JSON as written by `zeropp schedule --trace` (simulated) and `zeropp-train --trace` (measured):
 traceEvents with ph "X", pid = pipeline rank, tid = stream (0 compute; others p2p and collectives), ts/dur in us.
 Per rank, one row for compute and one thin row for every communication stream together. A measured trace that
-holds several iterations (args.step) is cut to one step (--step, default the last), shifted to start at 0.
+holds several iterations (args.step) is cut to one step (--step, default the last: past the first, warm-up,
+iteration), shifted to start at 0.
+
+The footnote gives the last panel's mean F+B+W time per micro-batch on each virtual stage (names like "3F0" carry
+the stage), because a simulation run with one cost per action kind gives every stage the same cost: when a stage is
+slower in the measurement (the last one holds the LM head and the loss), the ranks that wait for it idle in the
+measured panel but not in the simulated one.
 """
 import collections
+import re
 
 from matplotlib.patches import Patch
 
@@ -36,16 +43,29 @@ def load_events(path, step):
         want = steps[-1] if step is None else step
         events = [e for e in events if e.get("args", {}).get("step") == want]
     t0 = min(e["ts"] for e in events)
-    return [(e["pid"], e["tid"], (e["ts"] - t0) * 1e-6, e["dur"] * 1e-6, e.get("cat", e["name"])) for e in events]
+    return [(e["pid"], e["tid"], (e["ts"] - t0) * 1e-6, e["dur"] * 1e-6, e.get("cat", e["name"]), e["name"])
+            for e in events]
+
+
+def stage_compute(events):
+    """Mean seconds of F + B + W (or BW) per micro-batch on each virtual stage, from action names like '3F0'."""
+    total = collections.defaultdict(float)
+    mbs = collections.defaultdict(set)
+    for _, tid, _, dur, cat, name in events:
+        m = re.fullmatch(r"(\d+)(F|B|W|BW)(\d+)", name)
+        if tid == 0 and m:
+            total[int(m.group(1))] += dur
+            mbs[int(m.group(1))].add(int(m.group(3)))
+    return {st: total[st] / len(mbs[st]) for st in sorted(total)}
 
 
 def draw(ax, events, title):
-    ranks = sorted({pid for pid, *_ in events})
+    ranks = sorted({e[0] for e in events})
     used = set()
     ticks, labels = [], []
     for i, r in enumerate(ranks):
         y = -i * 1.5  # compute row at y, communication row just below
-        for pid, tid, ts, dur, cat in events:
+        for pid, tid, ts, dur, cat, _ in events:
             if pid != r or dur <= 0:
                 continue
             k = kind(cat)
@@ -73,16 +93,23 @@ def main():
     apply_style()
     panels = [load_events(t, a.step) for t in a.trace]
     heights = [len({e[0] for e in ev}) for ev in panels]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(3.3, 0.45 * sum(heights) + 0.9 * len(panels) + 0.4),
-                             sharex=True, gridspec_kw={"height_ratios": heights}, squeeze=False)
+    height = 0.45 * sum(heights) + 0.9 * len(panels) + 0.4  # inches
+    fig, axes = plt.subplots(len(panels), 1, figsize=(3.3, height), sharex=True,
+                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    fig.subplots_adjust(top=1 - 0.45 / height)  # room above the first panel's title for one legend row
     used = set()
     for ax, ev, i in zip(axes[:, 0], panels, range(len(panels))):
         used |= draw(ax, ev, a.title[i] if i < len(a.title) else a.trace[i])
     axes[-1, 0].set_xlabel("time (s)")
     handles = [Patch(color=c, label=k if k != "P2P" else "send/recv") for k, c in KIND_COLORS.items() if k in used]
-    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(handles), 5),
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1.0), ncol=min(len(handles), 5),
                frameon=False, columnspacing=0.8, handlelength=1.2)
-    fig.text(0.99, -0.01, "thin bars: communication streams", ha="right", va="top", fontsize=8)
+    per_stage = stage_compute(panels[-1])
+    note = "thin bars: communication streams"
+    if len(set(round(v, 4) for v in per_stage.values())) > 1:
+        note += "\nF+B+W per micro-batch in the last panel, by stage:\n" + ", ".join(
+            f"{st}: {1e3 * v:.0f} ms" for st, v in per_stage.items())
+    fig.text(0.0, -0.01, note, ha="left", va="top", fontsize=8)
     save(fig, a.out, a.name)
 
 

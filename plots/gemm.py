@@ -70,11 +70,12 @@ def main():
         scale = float(layer.group(1))
         ax.plot(xs, table_flops(points, peak, xs) / scale, "k--", lw=1.2, label=f"bare GEMM fit (table / {scale:g})")
     ax.axhline(peak, color="gray", ls=":", lw=1)
-    ax.text(xs[0], peak, f" peak {peak:g} GFLOP/s", va="bottom", ha="left", color="gray")
+    ax.annotate(f"peak {peak:g} GFLOP/s", (xs[0], peak), textcoords="offset points", xytext=(2, 1.5),
+                va="bottom", ha="left", color="gray")
     for ps, marker in PASS_MARKERS.items():
         ax.plot([], [], marker, color="black", ms=3, mfc="black" if ps == "F" else "none", label=f"pass {ps}")
     ax.set_xscale("log")
-    ax.set_ylim(0, peak * 1.1)
+    ax.set_ylim(0, peak * 1.15)
     ax.set_xlabel("GEMM size 2mnk (FLOP)")
     ax.set_ylabel(f"achieved GFLOP/s ({a.dtype})")
     ax.set_title(f"{profile.get('name', '')}: Eigen GEMMs, one core", pad=2)

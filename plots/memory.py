@@ -35,7 +35,8 @@ def main():
     ax.scatter(x, peaks, marker="_", s=120, color="black", zorder=3, label="simulated peak")
     limit = cluster["memory_gib"]
     ax.axhline(limit, color="red", ls="--", lw=1)
-    ax.text(len(rows) - 0.5, limit, f"GPU memory {limit:g} GiB", color="red", ha="right", va="bottom")
+    # Label at the left end: peaks near the limit (a plan that just fits) sit at the right in `compare` order.
+    ax.text(-0.5, limit, f" GPU memory {limit:g} GiB", color="red", ha="left", va="bottom")
     ax.set_xticks(x, labels, rotation=45, ha="right")
     ax.set_ylabel("memory per GPU (GiB)")
     e = cmp_["experiment"]

@@ -70,7 +70,8 @@ def main():
                bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False, columnspacing=0.8, handlelength=1.5)
     fig.tight_layout(h_pad=0.4, w_pad=0.4)
     # One line per fact, so the caption never makes the figure wider than the column.
-    note = f"{', '.join(sorted(cluster))}, best plan per strategy within memory" + (f"\n{a.note}" if a.note else "")
+    note = (f"{', '.join(sorted(cluster))}, best plan per strategy within memory\nno point: no plan of that "
+            f"strategy fits" + (f"\n{a.note}" if a.note else ""))
     fig.text(0.5, -0.01, note, ha="center", va="top", fontsize=8)
     save(fig, a.out, a.name)
 

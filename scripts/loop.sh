@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # The loop on this machine (docs/loop.md): measure -> calibrate -> predict -> run -> compare.
 #   1. measure    zeropp-bench under mpirun, 2 ranks bound to cores: Eigen GEMMs of the loop model's shapes,
-#                 the trainer's own block F/B/W passes, MPI collectives 1 KiB .. 64 MiB (repetitions, medians)
+#                 the trainer's own block F/B/W passes and optimizer step, and the trainer's collectives
+#                 (its MPI communicator) 1 KiB .. 64 MiB (repetitions, medians)
 #   2. calibrate  zeropp calibrate -> a local-cpu profile (held-out sizes must be within 10%)
 #   3+4. predict and run  zeropp-train --compare-model=analytic on each plan in results/loop/*.plan.json: the
 #                 trainer runs the plan and the simulator predicts it from the profile, action by action
 #   5. compare    the predicted vs measured iteration time, per plan; fails when one is off by more than 15%
 # Environment: BUILD (build dir, default build), OUT (where results go, default results/loop), PROFILE (the
 # profile the plans name, default configs/clusters/local-cpu.json), STEPS (trainer iterations, default 5),
-# REPS (benchmark repetitions, default 5), SKIP_MEASURE=1 (reuse $OUT/bench.json).
+# REPS (benchmark repetitions, default 9), SKIP_MEASURE=1 (reuse $OUT/bench.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 OUT=${OUT:-results/loop}
 PROFILE=${PROFILE:-configs/clusters/local-cpu.json}
 STEPS=${STEPS:-5}
-REPS=${REPS:-5}
+REPS=${REPS:-9}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 MPIRUN=(mpirun -np 2 --bind-to core)
 # On a shared machine: run in our own scheduler autogroup at the highest weight where allowed (keeps the cores,
@@ -39,8 +40,9 @@ if [[ ${SKIP_MEASURE:-0} != 1 ]]; then
     --zeropp_gemm_hidden=256,384,512,768 --zeropp_gemm_tokens=256,512 --zeropp_gemm_seq=256 \
     --zeropp_gemm_head_dim=64 --zeropp_layer_hidden=256,384,512,768 --zeropp_layer_head_dim=64 \
     --zeropp_layer_seq=256 --zeropp_layer_batch=1 \
+    --zeropp_optimizer_params=1048576,2097152,4194304,8388608,16777216 \
     --zeropp_coll_min_bytes=1024 --zeropp_coll_max_bytes=67108864 --zeropp_coll_step=2 --zeropp_coll_points_per_step=2 \
-    --zeropp_iterations=5 \
+    --zeropp_iterations=10 \
     --benchmark_repetitions="$REPS" --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
     --benchmark_format=console --benchmark_color=false > "${TMPDIR:-/tmp}/zeropp-loop-bench.log"
 fi

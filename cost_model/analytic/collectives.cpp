@@ -80,6 +80,18 @@ double alpha_beta(Collective c, int n, double bytes, double alpha, double beta) 
   return ring_steps(c, n) * alpha + bytes * busbw_factor(c, n) / beta;
 }
 
+// A measured table (CollectiveFit::table) at `bytes`: the alpha-beta line through the two neighbouring sizes
+// (linear in M, so exact on alpha-beta data), or a negative value below its smallest size (the caller falls back
+// to the fit there, where latency dominates).
+double table_time(const std::vector<CollectiveTablePoint>& table, double bytes) {
+  if (bytes < table.front().bytes) return -1;
+  if (bytes >= table.back().bytes) return table.back().seconds * bytes / table.back().bytes;  // its bus bandwidth
+  const auto hi = std::upper_bound(table.begin(), table.end(), bytes,
+                                   [](double m, const CollectiveTablePoint& p) { return m < p.bytes; });
+  const auto lo = hi - 1;
+  return lo->seconds + (hi->seconds - lo->seconds) * (bytes - lo->bytes) / (hi->bytes - lo->bytes);
+}
+
 }  // namespace
 
 double ring_time(Collective c, int n, double bytes, const LinkSpec& link) {
@@ -104,6 +116,10 @@ double collective_time(const ClusterSpec& cluster, Collective c, int group_size,
     if (level != cluster.collectives.end()) {
       const auto fit = level->second.find(collective_name(c));
       if (fit != level->second.end()) {
+        if (!fit->second.table.empty() && group_size == fit->second.table_ranks && bytes > 0) {
+          const double t = table_time(fit->second.table, bytes);
+          if (t >= 0) return t;
+        }
         const auto& segments = fit->second.segments;
         if (!segments.empty()) {
           // The first segment that covers the size; above them all, the last (extrapolates the largest range).

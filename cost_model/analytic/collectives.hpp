@@ -46,8 +46,9 @@ double reduce_scatter_time(int n, double bytes, const LinkSpec& link);
 double p2p_time(double bytes, const LinkSpec& link);
 
 // Time of collective c on a group (group_size, stride) of `cluster`: uses the calibrated fit
-// cluster.collectives[level][name] when present (its size segment when it is piecewise), else the alpha-beta
-// ring over link_for_group().
+// cluster.collectives[level][name] when present (its measured table for a group of the table's size, from its
+// smallest size up; else its size segment when it is piecewise, else its line), else the alpha-beta ring over
+// link_for_group().
 double collective_time(const ClusterSpec& cluster, Collective c, int group_size, int stride, double bytes);
 
 // The process groups of a plan, under the rank order of ParallelSpec: the intra-node dimension (tp or z)

@@ -243,7 +243,10 @@ ActionCosts action_costs(const Plan& plan) {
     const double bytes = e * static_cast<double>(word_embedding_params(m)) / t / shard;
     a.embedding_sync = collective_time(c, Collective::all_reduce, 2, par.tp * par.z * (par.pp - 1), bytes);
   }
-  a.opt_step = mem_seconds(adam_bytes_per_param(par.dtype) * psi / optimizer_shards(par));
+  // The step streams its states once (memory-bound), unless the profile measured a slower update rate.
+  const double opt_params = psi / optimizer_shards(par);
+  a.opt_step = std::max(mem_seconds(adam_bytes_per_param(par.dtype) * opt_params),
+                        c.optimizer_rate > 0 ? opt_params / c.optimizer_rate : 0.0);
   return a;
 }
 

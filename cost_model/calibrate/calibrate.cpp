@@ -12,6 +12,7 @@
 #include "cost_model/calibrate/alpha_beta_fit.hpp"
 #include "cost_model/calibrate/gemm_fit.hpp"
 #include "cost_model/calibrate/layer_fit.hpp"
+#include "cost_model/calibrate/optimizer_fit.hpp"
 #include "cost_model/calibrate/piecewise_fit.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/names.hpp"
@@ -49,6 +50,23 @@ ErrorStats stats(const std::vector<double>& errors) {
 
 double relative_error(double predicted, double measured) { return std::abs(predicted - measured) / measured; }
 
+// One row of the fit table: the final fit's errors over its points, the held-out errors of the fit made without
+// them, and the fitted values for people.
+FitReport fit_report(std::string what, std::size_t points, const std::vector<double>& fit_errors,
+                     const std::vector<double>& held_errors, std::string parameters) {
+  const ErrorStats fit = stats(fit_errors), held = stats(held_errors);
+  FitReport report;
+  report.what = std::move(what);
+  report.points = points;
+  report.held_out = held_errors.size();
+  report.fit_rms_error = fit.rms;
+  report.fit_max_error = fit.max;
+  report.held_out_max_error = held.max;
+  report.held_out_mean_error = held.mean;
+  report.parameters = std::move(parameters);
+  return report;
+}
+
 // Sorts a series by size (then group size), keeping each label with its sample.
 void sort_series(Series& series) {
   std::vector<std::size_t> order(series.samples.size());
@@ -63,6 +81,20 @@ void sort_series(Series& series) {
   series = std::move(sorted);
 }
 
+// The measured times as the fit's table (CollectiveFit::table), when every sample ran on the same number of
+// ranks; the time model interpolates it for groups of that size.
+CollectiveFit with_table(CollectiveFit fit, const std::vector<CollectiveSample>& samples) {
+  if (samples.empty()) return fit;
+  for (const auto& s : samples)
+    if (s.ranks != samples.front().ranks) return fit;
+  fit.table_ranks = samples.front().ranks;
+  for (const auto& s : samples) {
+    if (!fit.table.empty() && s.bytes <= fit.table.back().bytes) continue;  // sorted; a repeated size once
+    fit.table.push_back({s.bytes, s.seconds});
+  }
+  return fit;
+}
+
 void fit_collective_series(const std::string& level, Series& series, Calibration& out) {
   const std::string what = level + "/" + analytic::collective_name(series.c);
   const std::string field = "collectives." + level + "." + analytic::collective_name(series.c);
@@ -72,12 +104,9 @@ void fit_collective_series(const std::string& level, Series& series, Calibration
   for (std::size_t i = 0; i < series.samples.size(); ++i)
     if (!mask[i]) train.push_back(series.samples[i]);
 
-  FitReport report;
-  report.what = what;
-  report.points = series.samples.size();
   std::vector<double> held_errors;
   if (train.size() < series.samples.size()) {
-    const CollectiveFit partial = fit_piecewise(series.c, train, field);
+    const CollectiveFit partial = with_table(fit_piecewise(series.c, train, field), train);
     for (std::size_t i = 0; i < series.samples.size(); ++i) {
       if (!mask[i]) continue;
       const double predicted = predict_piecewise(series.c, partial, series.samples[i]);
@@ -86,23 +115,23 @@ void fit_collective_series(const std::string& level, Series& series, Calibration
     }
   }
   const auto full = fit_alpha_beta(series.c, series.samples, field);
-  CollectiveFit fit = fit_piecewise(series.c, series.samples, field);
+  // The fit columns score the lines (what other group sizes use): the table reproduces its own points exactly.
+  const CollectiveFit lines = fit_piecewise(series.c, series.samples, field);
+  const CollectiveFit fit = with_table(lines, series.samples);
   std::vector<double> errors;
-  for (const auto& s : series.samples) errors.push_back(relative_error(predict_piecewise(series.c, fit, s), s.seconds));
-  const ErrorStats all = stats(errors), held = stats(held_errors);
-  report.held_out = held_errors.size();
-  report.fit_rms_error = all.rms;
-  report.fit_max_error = all.max;
-  report.held_out_max_error = held.max;
-  report.held_out_mean_error = held.mean;
-  report.parameters = fmt::format("alpha {:.3g} us/step, busbw {:.4g} GB/s", full.fit.latency * 1e6,
-                                  full.fit.bandwidth / 1e9);
+  for (const auto& s : series.samples) errors.push_back(relative_error(predict_piecewise(series.c, lines, s), s.seconds));
+  std::string parameters = fmt::format("alpha {:.3g} us/step, busbw {:.4g} GB/s", full.fit.latency * 1e6,
+                                       full.fit.bandwidth / 1e9);
   for (const auto& seg : fit.segments) {
-    report.parameters += fmt::format("; <= {:.3g} B: alpha {:.3g} us, busbw {:.4g} GB/s", seg.max_bytes,
+    parameters += fmt::format("; <= {:.3g} B: alpha {:.3g} us, busbw {:.4g} GB/s", seg.max_bytes,
                                      seg.latency * 1e6, seg.bandwidth / 1e9);
   }
+  if (!fit.table.empty()) {
+    parameters += fmt::format("; table of {} sizes for {} ranks (used for that group size)",
+                                     fit.table.size(), fit.table_ranks);
+  }
   if (full.latency_clamped) out.notes.push_back(what + ": fitted latency was negative; fitted with latency 0");
-  out.fits.push_back(report);
+  out.fits.push_back(fit_report(what, series.samples.size(), errors, held_errors, std::move(parameters)));
   out.profile.collectives[level][analytic::collective_name(series.c)] = fit;
   if (series.c == Collective::send_recv) {
     LinkSpec& link = level == "intra" ? out.profile.intra : out.profile.inter;
@@ -140,9 +169,6 @@ void fit_gemm_series(Dtype dtype, std::vector<GemmSample>& samples, Calibration&
     probe.gemm_table[dtype] = table;
     return s.flop / (peak * analytic::gemm_efficiency(probe, dtype, s.flop));
   };
-  FitReport report;
-  report.what = what;
-  report.points = samples.size();
   std::vector<double> held_errors;
   if (!held.empty()) {
     const auto partial = fit_gemm_table(train, peak, field, peak_field);
@@ -162,16 +188,10 @@ void fit_gemm_series(Dtype dtype, std::vector<GemmSample>& samples, Calibration&
   const auto table = fit_gemm_table(samples, peak, field, peak_field);
   std::vector<double> errors;
   for (const auto& s : samples) errors.push_back(relative_error(predict(table, s), s.seconds));
-  const ErrorStats all = stats(errors), held_stats = stats(held_errors);
-  report.held_out = held_errors.size();
-  report.fit_rms_error = all.rms;
-  report.fit_max_error = all.max;
-  report.held_out_max_error = held_stats.max;
-  report.held_out_mean_error = held_stats.mean;
-  report.parameters = fmt::format("{} points, efficiency {:.3f} at {:.3g} FLOP .. {:.3f} at {:.3g} FLOP",
-                                  table.size(), table.front().efficiency, table.front().flops,
-                                  table.back().efficiency, table.back().flops);
-  out.fits.push_back(report);
+  out.fits.push_back(fit_report(what, samples.size(), errors, held_errors,
+                                fmt::format("{} points, efficiency {:.3f} at {:.3g} FLOP .. {:.3f} at {:.3g} FLOP",
+                                            table.size(), table.front().efficiency, table.front().flops,
+                                            table.back().efficiency, table.back().flops)));
   out.profile.gemm_table[dtype] = table;
 }
 
@@ -230,20 +250,40 @@ void fit_layer_series(Dtype dtype, const std::vector<LayerSample>& samples, Cali
     errors.push_back(relative_error(predict_layer_seconds(s, out.profile, dtype), s.seconds));
     by_pass[s.pass].push_back(errors.back());
   }
-  const ErrorStats all = stats(errors), held_stats = stats(held_errors);
-  FitReport report;
-  report.what = what;
-  report.points = samples.size();
-  report.held_out = held_errors.size();
-  report.fit_rms_error = all.rms;
-  report.fit_max_error = all.max;
-  report.held_out_max_error = held_stats.max;
-  report.held_out_mean_error = held_stats.mean;
-  report.parameters = fmt::format("GEMM table x {:.3f} in the layer, memory-bound kernels at {:.3g} GB/s; max "
+  std::string parameters = fmt::format("GEMM table x {:.3f} in the layer, memory-bound kernels at {:.3g} GB/s; max "
                                   "error per pass:",
                                   fit.gemm_scale, fit.bandwidth / 1e9);
-  for (const auto& [pass, errs] : by_pass) report.parameters += fmt::format(" {} {:.1f}%", pass, 100 * stats(errs).max);
-  out.fits.push_back(report);
+  for (const auto& [pass, errs] : by_pass) parameters += fmt::format(" {} {:.1f}%", pass, 100 * stats(errs).max);
+  out.fits.push_back(fit_report(what, samples.size(), errors, held_errors, std::move(parameters)));
+}
+
+// The optimizer step: one rate (optimizer_fit.hpp). Held out: every third size, never the first or the last.
+void fit_optimizer_series(std::vector<std::pair<OptimizerSample, std::string>> series, Calibration& out) {
+  const std::string what = "optimizer";
+  const std::string field = "optimizer_Mparams_per_s";
+  std::sort(series.begin(), series.end(), [](const auto& a, const auto& b) { return a.first.params < b.first.params; });
+  const auto mask = held_out_mask(series.size());
+  std::vector<OptimizerSample> all, train;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    all.push_back(series[i].first);
+    if (!mask[i]) train.push_back(series[i].first);
+  }
+  std::vector<double> held_errors;
+  if (train.size() < all.size()) {
+    const double partial = fit_optimizer_rate(train, field);
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      if (!mask[i]) continue;
+      out.held_out.push_back({what, series[i].second, all[i].seconds, all[i].params / partial});
+      held_errors.push_back(out.held_out.back().error());
+    }
+  }
+  const double rate = fit_optimizer_rate(all, field);
+  out.profile.optimizer_rate = rate;
+  std::vector<double> errors;
+  for (const auto& s : all) errors.push_back(relative_error(s.params / rate, s.seconds));
+  out.fits.push_back(fit_report(what, all.size(), errors, held_errors,
+                                fmt::format("{:.4g} Mparams/s per GPU ({:.3g} ns per parameter)", rate / 1e6,
+                                            1e9 / rate)));
 }
 
 int int_arg(const BenchResult& r, const std::string& key, const std::string& where) {
@@ -279,6 +319,7 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
   std::map<std::string, std::map<Collective, Series>> collectives;  // level -> collective -> samples
   std::map<Dtype, std::vector<GemmSample>> gemms;
   std::map<Dtype, std::vector<LayerSample>> layers;
+  std::vector<std::pair<OptimizerSample, std::string>> optimizer;
   for (const auto& r : results.results) {
     const std::string where = r.source + ":" + r.name;
     if (r.parts.empty()) {
@@ -300,6 +341,18 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
                                int_arg(r, "s", where), int_arg(r, "b", where), r.seconds});
       continue;
     }
+    if (r.parts[0] == "optimizer") {
+      const auto it = r.args.find("params");
+      if (it == r.args.end()) throw SpecError(where + ".params", where + ": expected optimizer/.../params:N");
+      double params = 0;
+      try {
+        params = std::stod(it->second);
+      } catch (const std::exception&) {
+        throw SpecError(where + ".params", where + ": params:" + it->second + " is not a number");
+      }
+      optimizer.push_back({{params, r.seconds}, r.name});
+      continue;
+    }
     const auto c = std::find_if(std::begin(kCollectives), std::end(kCollectives),
                                 [&](Collective k) { return r.parts[0] == analytic::collective_name(k); });
     if (c == std::end(kCollectives)) {
@@ -316,8 +369,8 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
     series.samples.push_back({bytes, static_cast<int>(std::lround(r.counter("ranks"))), r.seconds});
     series.labels.push_back(r.name);
   }
-  if (collectives.empty() && gemms.empty() && layers.empty()) {
-    throw SpecError("results", "no GEMM or collective results to calibrate from (zeropp-bench names them "
+  if (collectives.empty() && gemms.empty() && layers.empty() && optimizer.empty()) {
+    throw SpecError("results", "no GEMM, layer, optimizer or collective results to calibrate from (zeropp-bench names them "
                                "gemm/... and <collective>/<backend>/<level>/...)");
   }
   for (auto& [level, by_collective] : collectives)
@@ -329,6 +382,7 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
   }
   // After the GEMM table: the layer fit prices the passes' GEMMs with it.
   for (auto& [dtype, samples] : layers) fit_layer_series(dtype, samples, out);
+  if (!optimizer.empty()) fit_optimizer_series(std::move(optimizer), out);
   return out;
 }
 

@@ -2,13 +2,17 @@
 // `zeropp calibrate`: from microbenchmark results to a cluster profile.
 //   - Collectives: one alpha-beta fit per (link level, collective) from "<collective>/<backend>/<level>/bytes:S"
 //     results (alpha_beta_fit.hpp), piecewise by size range where one line misses by more than 5%
-//     (piecewise_fit.hpp) -> profile.collectives[level][collective]. The single-line send_recv fit of a level is
+//     (piecewise_fit.hpp) -> profile.collectives[level][collective], plus the measured times as its table
+//     (CollectiveFit::table, a line through each pair of neighbouring sizes) for groups of the benchmark's size:
+//     held-out sizes are scored on that table built without them. The single-line send_recv fit of a level is
 //     also the profile's bare link (intra / inter): a point-to-point message is alpha + M/beta.
 //   - GEMMs: one efficiency table per dtype from "gemm/<backend>/<dtype>/..." results (gemm_fit.hpp), against
 //     the base cluster's peak for that dtype -> profile.gemm_table[dtype].
 //   - Layers: the memory bandwidth of the time model's memory-bound kernels, from the trainer's block passes
 //     "layer/<backend>/<dtype>/<F|B|W>/h:../a:../s:../b:.." priced with that GEMM table (layer_fit.hpp) ->
 //     profile.memory_bandwidth. Held out: whole layer shapes, scored per pass (F, B, W) against the time model.
+//   - Optimizer: the trainer's OPT_STEP rate from "optimizer/<backend>/<dtype>/params:P" (optimizer_fit.hpp) ->
+//     profile.optimizer_rate (parameters per second), which OPT_STEP uses where it is slower than memory-bound.
 // Quality: every fit is first made without a held-out third of its sizes (every third size in increasing order,
 // never the smallest or the largest, so nothing is extrapolated) and scored on them; the profile then uses all
 // points. Errors are relative: |predicted - measured| / measured of the time.

@@ -69,11 +69,23 @@ Inputs resolve(const CriterionArgs& a) {
 
 std::string optional_text(const std::optional<long long>& v) { return v ? std::to_string(*v) : "none"; }
 
+// The real-valued U at which ZeroPP's exposed time equals TP's: the continuous boundary that plots draw beside
+// 2sUb = 9h (plots/criterion.py). criterion_time is linear in U (criterion.hpp): per U, compute c and TP's exposed
+// time t grow by their U = 1 values while ZeroPP's gathers+reduce (comm) stay fixed, so
+// max(0, comm - U c) = U t  at  U* = comm / (c + t), and the integer boundary min_unit is floor(U*) + 1.
+double unit_at_parity(const analytic::CriterionTime& at_one) {
+  return at_one.zeropp_comm_s / (at_one.compute_s + at_one.tp_exposed_s);
+}
+
 int run(const CriterionArgs& args) {
   const Inputs in = resolve(args);
   const analytic::Criterion c = analytic::criterion({in.model.hidden, in.model.seq_len, in.b, in.U});
   std::optional<analytic::CriterionTime> t;
-  if (in.cluster) t = analytic::criterion_time(in.model, *in.cluster, in.b, in.U, in.dtype);
+  std::optional<double> parity_unit;
+  if (in.cluster) {
+    t = analytic::criterion_time(in.model, *in.cluster, in.b, in.U, in.dtype);
+    parity_unit = unit_at_parity(analytic::criterion_time(in.model, *in.cluster, in.b, 1, in.dtype));
+  }
 
   if (args.format == Format::json) {
     nlohmann::json j = {{"schema", kSchemaVersion},
@@ -99,7 +111,8 @@ int run(const CriterionArgs& args) {
                    {"zeropp_comm_s", t->zeropp_comm_s},
                    {"zeropp_exposed_s", t->zeropp_exposed_s},
                    {"holds", t->holds},
-                   {"min_unit", t->min_unit ? nlohmann::json(*t->min_unit) : nlohmann::json()}};
+                   {"min_unit", t->min_unit ? nlohmann::json(*t->min_unit) : nlohmann::json()},
+                   {"parity_unit", *parity_unit}};
     }
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -121,7 +134,8 @@ int run(const CriterionArgs& args) {
                              "after prefetch {:.3f} ms: {}\n",
                              1e3 * t->compute_s, 1e3 * t->tp_exposed_s, 1e3 * t->zeropp_comm_s,
                              1e3 * t->zeropp_exposed_s, t->holds ? "ZeroPP exposes less" : "TP exposes less");
-    std::cout << fmt::format("  boundary: smallest U where ZeroPP exposes less: {}\n", optional_text(t->min_unit));
+    std::cout << fmt::format("  boundary: smallest U where ZeroPP exposes less: {} (equal exposure at U = {:.3g})\n",
+                             optional_text(t->min_unit), *parity_unit);
   }
   return 0;
 }

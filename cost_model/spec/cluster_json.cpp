@@ -31,7 +31,8 @@ nlohmann::json link_to_json(const LinkSpec& link) {
 }
 
 // "intra": {"all_reduce": {"latency_us": .., "bandwidth_GBps": .., "segments": [{"max_bytes": .., "latency_us":
-// .., "bandwidth_GBps": ..}, ...] (optional, piecewise)}, ...}, "inter": {...}
+// .., "bandwidth_GBps": ..}, ...] (optional, piecewise), "table_ranks": n, "table": [{"bytes": .., "time_us": ..},
+// ...] (optional, measured)}, ...}, "inter": {...}
 std::map<std::string, std::map<std::string, CollectiveFit>> collectives_from_json(const nlohmann::json& j,
                                                                                   const std::string& path) {
   const detail::Fields levels(j, path, {"intra", "inter"});
@@ -44,10 +45,21 @@ std::map<std::string, std::map<std::string, CollectiveFit>> collectives_from_jso
     for (std::string_view name : kCollectives) {
       if (!names.has(name)) continue;
       const std::string fit_path = names.path_of(name);
-      const detail::Fields f(names.at(name), fit_path, {"bandwidth_GBps", "latency_us", "segments"});
+      const detail::Fields f(names.at(name), fit_path, {"bandwidth_GBps", "latency_us", "segments", "table_ranks", "table"});
       CollectiveFit& fit = fits[std::string(name)];
       fit.bandwidth = from_unit(f.number("bandwidth_GBps"), detail::kGBps);
       fit.latency = from_unit(f.number("latency_us"), detail::kMicroseconds);
+      if (f.has("table")) {
+        fit.table_ranks = f.integer("table_ranks");
+        const std::string list_path = f.path_of("table");
+        detail::expect_array(f.at("table"), list_path);
+        for (std::size_t i = 0; i < f.at("table").size(); ++i) {
+          const detail::Fields point(f.at("table")[i], fmt::format("{}[{}]", list_path, i), {"bytes", "time_us"});
+          fit.table.push_back({point.number("bytes"), from_unit(point.number("time_us"), detail::kMicroseconds)});
+        }
+      } else if (f.has("table_ranks")) {
+        throw SpecError(f.path_of("table_ranks"), fit_path + ".table_ranks without a table");
+      }
       if (!f.has("segments")) continue;
       const std::string list_path = f.path_of("segments");
       detail::expect_array(f.at("segments"), list_path);
@@ -99,8 +111,8 @@ bool is_one_of(std::string_view name, const auto& allowed) {
 
 ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& field) {
   const detail::Fields f(j, field,
-                         {"name", "nodes", "gpus_per_node", "peak_tflops", "memory_gib", "memory_bandwidth_GBps", "intra",
-                          "inter", "gemm_efficiency", "collectives", "gemm_table"});
+                         {"name", "nodes", "gpus_per_node", "peak_tflops", "memory_gib", "memory_bandwidth_GBps",
+                          "optimizer_Mparams_per_s", "intra", "inter", "gemm_efficiency", "collectives", "gemm_table"});
   ClusterSpec c;
   c.name = f.string("name", "");
   c.nodes = f.integer("nodes");
@@ -115,6 +127,7 @@ ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& field)
   }
   c.memory_bytes = from_unit(f.number("memory_gib"), detail::kGiB);
   c.memory_bandwidth = from_unit(f.number("memory_bandwidth_GBps", 0), detail::kGBps);  // absent: unknown
+  c.optimizer_rate = f.number("optimizer_Mparams_per_s", 0) * 1e6;                      // absent: unknown
   // A link must be described when the cluster uses it: NVLink with more than one GPU per node, the network
   // with more than one node.
   if (f.has("intra") || c.gpus_per_node > 1) c.intra = link_from_json(f.at("intra"), f.path_of("intra"));
@@ -138,6 +151,7 @@ nlohmann::json to_json(const ClusterSpec& c) {
                       {"intra", link_to_json(c.intra)},
                       {"inter", link_to_json(c.inter)},
                       {"gemm_efficiency", c.gemm_efficiency}};
+  if (c.optimizer_rate > 0) j["optimizer_Mparams_per_s"] = c.optimizer_rate / 1e6;  // calibrated profiles only
   if (!c.collectives.empty()) {
     nlohmann::json levels = nlohmann::json::object();
     for (const auto& [level, fits] : c.collectives) {
@@ -151,6 +165,12 @@ nlohmann::json to_json(const ClusterSpec& c) {
             item["max_bytes"] = seg.max_bytes;
             out["segments"].push_back(item);
           }
+        }
+        if (!fit.table.empty()) {
+          out["table_ranks"] = fit.table_ranks;
+          out["table"] = nlohmann::json::array();
+          for (const auto& point : fit.table)
+            out["table"].push_back({{"bytes", point.bytes}, {"time_us", to_unit(point.seconds, detail::kMicroseconds)}});
         }
         levels[level][name] = out;
       }
@@ -189,6 +209,10 @@ void validate(const ClusterSpec& c, const std::string& field) {
     throw SpecError(field + ".memory_bandwidth_GBps",
                     fmt::format("{}.memory_bandwidth_GBps={} must be >= 0 (0 or absent: unknown)", field,
                                 to_unit(c.memory_bandwidth, detail::kGBps)));
+  if (c.optimizer_rate < 0)
+    throw SpecError(field + ".optimizer_Mparams_per_s",
+                    fmt::format("{}.optimizer_Mparams_per_s={} must be >= 0 (0 or absent: unknown)", field,
+                                c.optimizer_rate / 1e6));
   check_link(c.intra, field + ".intra", c.gpus_per_node > 1,
              fmt::format(" ({}.gpus_per_node={})", field, c.gpus_per_node));
   check_link(c.inter, field + ".inter", c.nodes > 1, fmt::format(" ({}.nodes={})", field, c.nodes));
@@ -214,6 +238,21 @@ void validate(const ClusterSpec& c, const std::string& field) {
           throw SpecError(at + ".max_bytes", fmt::format("{}.max_bytes={} must be greater than {} (segments in "
                                                          "increasing max_bytes, above 0)",
                                                          at, fit.segments[i].max_bytes, lower));
+      }
+      if (!fit.table.empty() && fit.table_ranks < 2)
+        throw SpecError(path + ".table_ranks",
+                        fmt::format("{}.table_ranks={} must be >= 2 (the group the table was measured on)", path,
+                                    fit.table_ranks));
+      for (std::size_t i = 0; i < fit.table.size(); ++i) {
+        const std::string at = fmt::format("{}.table[{}]", path, i);
+        const double lower = i == 0 ? 0 : fit.table[i - 1].bytes;
+        if (!(fit.table[i].bytes > lower))
+          throw SpecError(at + ".bytes", fmt::format("{}.bytes={} must be greater than {} (points in increasing "
+                                                     "bytes, above 0)",
+                                                     at, fit.table[i].bytes, lower));
+        if (!(fit.table[i].seconds > 0))
+          throw SpecError(at + ".time_us", fmt::format("{}.time_us={} must be > 0", at,
+                                                       to_unit(fit.table[i].seconds, detail::kMicroseconds)));
       }
     }
   }

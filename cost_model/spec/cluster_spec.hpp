@@ -27,6 +27,14 @@ struct CollectiveSegment {
   friend bool operator==(const CollectiveSegment&, const CollectiveSegment&) = default;
 };
 
+// One measured size of a collective: the time of one operation on a full buffer of `bytes` bytes.
+struct CollectiveTablePoint {
+  double bytes = 0;    // full buffer M, bytes
+  double seconds = 0;  // time per operation
+
+  friend bool operator==(const CollectiveTablePoint&, const CollectiveTablePoint&) = default;
+};
+
 // A fitted alpha-beta line for one collective on one link level (from microbenchmarks).
 struct CollectiveFit {
   double latency = 0;    // seconds (alpha per step)
@@ -36,6 +44,13 @@ struct CollectiveFit {
   // segment with M <= max_bytes, the last one above them all; latency/bandwidth above are then only the
   // single-line summary. Empty: the single line for every size.
   std::vector<CollectiveSegment> segments;
+  // Optional: the measured times themselves, in increasing bytes, for groups of exactly table_ranks GPUs (the
+  // group the benchmark ran). Such a group's time is the alpha-beta line through the two neighbouring sizes
+  // (a line per pair of measured sizes), which follows the protocol and cache regimes that a few lines fitted
+  // over many sizes miss; above the largest size at its bus bandwidth, below the smallest by the fit above.
+  // Other group sizes use the fit. Empty: no table.
+  std::vector<CollectiveTablePoint> table;
+  int table_ranks = 0;
 
   friend bool operator==(const CollectiveFit&, const CollectiveFit&) = default;
 };
@@ -58,6 +73,10 @@ struct ClusterSpec {
   // HBM bandwidth per GPU, bytes/s (spec sheet). Times the memory-bound kernels of a layer (norms, softmax,
   // dropout, activation, residual adds) in the analytic time model; 0 = unknown, those kernels cost nothing.
   double memory_bandwidth = 0;
+  // Parameters the optimizer step updates per second per GPU (calibrated from the trainer's AdamW; 0 = unknown,
+  // the step is then priced as memory-bound). On a GPU AdamW streams its ~30 bytes per parameter at HBM speed;
+  // on a CPU core its square root and division per element make it compute-bound, several times slower.
+  double optimizer_rate = 0;
   LinkSpec intra;                      // NVLink / NVSwitch, per GPU
   LinkSpec inter;                      // network, per GPU (one NIC per GPU)
   // Fraction of peak a large, well-shaped GEMM reaches; used when no calibrated table is given.

@@ -1,17 +1,25 @@
 #pragma once
-// MPI collectives (fp32, MPI_SUM), timed as nccl-tests times them: a barrier, `inner` operations back to back,
-// the slowest rank's time divided by `inner`. Data is checked once before timing on every rank.
+// The CPU trainer's collectives (fp32 sums), timed as nccl-tests times them: a barrier, `inner` operations back to
+// back, the slowest rank's time divided by `inner`. Data is checked once before timing on every rank.
+// They run through the trainer's own e2e::MpiCommunicator, not bare MPI calls, so that the calibrated profile
+// prices what the trainer runs: its all-reduce is an all-to-all, a rank-ordered sum and an all-gather (bitwise
+// reproducible, unlike MPI_Allreduce), its reduce-scatter an all-to-all and a sum, its sends staged copies
+// (MPI_Isend) with blocking receives. MPI's own algorithms for the same calls differ by up to 2x here.
 #include <cstddef>
 
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
+#include "e2e/comm/communicator.hpp"
 #include "microbench/collective_data.hpp"
 
 namespace zeropp::microbench {
 
-// Runs collective c once on `comm` with the given buffers (counts as collective_data.hpp defines them).
-void run_mpi_collective(Collective c, const float* send, float* recv, std::size_t count, MPI_Comm comm);
+// Runs collective c once on `comm` with the given buffers (counts as collective_data.hpp defines them); the
+// all-reduce sums `recv` in place (the trainer reduces its gradient buffer in place), after copying `send` into it
+// when `copy_send` is set.
+void run_trainer_collective(Collective c, const float* send, float* recv, std::size_t count, e2e::Communicator& comm,
+                            bool copy_send);
 
 // The Google Benchmark body: state.range(0) is S in bytes; `iterations` is fixed by the registration.
 void bench_mpi_collective(benchmark::State& state, Collective c, MPI_Comm comm);

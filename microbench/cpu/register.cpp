@@ -1,10 +1,11 @@
-// zeropp-bench (CPU): Eigen fp32 GEMMs of transformer shapes, the trainer's block F/B/W passes and MPI
-// collectives.
+// zeropp-bench (CPU): Eigen fp32 GEMMs of transformer shapes, the trainer's block F/B/W passes, its optimizer
+// step and MPI collectives.
 #include <string>
 
 #include "microbench/cpu/eigen_gemm.hpp"
 #include "microbench/cpu/layer_bench.hpp"
 #include "microbench/cpu/mpi_collectives.hpp"
+#include "microbench/cpu/optimizer_bench.hpp"
 #include "microbench/suites.hpp"
 
 namespace zeropp::microbench {
@@ -31,6 +32,19 @@ void register_layers(const Options& options, const MpiWorld& world) {
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
     }
+  }
+}
+
+void register_optimizer(const Options& options, const MpiWorld& world) {
+  MPI_Comm comm = world.world();
+  for (long params : options.optimizer_params) {
+    const std::string name = "optimizer/trainer/fp32/params:" + std::to_string(params);
+    benchmark::RegisterBenchmark(name.c_str(), [params, comm](benchmark::State& state) {
+      bench_trainer_optimizer(state, params, comm);
+    })
+        ->Iterations(options.iterations)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
   }
 }
 
@@ -71,6 +85,7 @@ void register_suites(const Options& options, const MpiWorld& world) {
     register_gemm("gemm/eigen/fp32/square/n:" + std::to_string(n), square_gemm(n), options, world);
   }
   register_layers(options, world);
+  register_optimizer(options, world);
   // One rank has nobody to talk to. One node: the world is the intra-node group. Several nodes: the node's
   // ranks measure the intra-node link, the world the inter-node one.
   if (world.size() < 2) return;

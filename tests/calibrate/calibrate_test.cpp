@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cost_model/calibrate/calibrate.hpp"
+#include "cost_model/calibrate/optimizer_fit.hpp"
 #include "cost_model/spec/error.hpp"
 
 namespace zeropp::calibrate {
@@ -146,6 +147,38 @@ TEST(Calibrate, GemmSizesAreHeldOutWholeAndScoredPerPass) {
   EXPECT_NEAR(c.held_out[0].error(), 0.0, 1e-12);
   EXPECT_EQ(c.held_out[1].label, "h:2/tokens:64 F");
   EXPECT_NEAR(c.held_out[1].error(), 1.0 / 3.0, 1e-12);
+}
+
+BenchResult optimizer(double params, double seconds) {
+  BenchResult r;
+  r.name = "optimizer/trainer/fp32/params:" + std::to_string(static_cast<long>(params));
+  r.parts = {"optimizer", "trainer", "fp32"};
+  r.args = {{"params", std::to_string(static_cast<long>(params))}};
+  r.seconds = seconds;
+  r.counters = {{"params", params}};
+  r.source = "synthetic";
+  return r;
+}
+
+TEST(Calibrate, OptimizerRateFromTheStepTimes) {
+  // 10 ns per parameter at every size: rate 1e8 params/s, held-out size 2^22 (index 1 of 4) exact.
+  BenchResults results;
+  for (double p = 1 << 20; p <= (1 << 26); p *= 4) results.results.push_back(optimizer(p, p * 10e-9));
+  const Calibration c = calibrate(results, base_cluster(), {.name = "local"});
+  EXPECT_NEAR(c.profile.optimizer_rate, 1e8, 1e-3);
+  ASSERT_EQ(c.held_out.size(), 1u);
+  EXPECT_EQ(c.held_out[0].label, "optimizer/trainer/fp32/params:4194304");
+  EXPECT_NEAR(c.held_out[0].error(), 0, 1e-12);
+  ASSERT_EQ(c.fits.size(), 1u);
+  EXPECT_EQ(c.fits[0].what, "optimizer");
+}
+
+TEST(Calibrate, OptimizerRateMinimisesTheRelativeError) {
+  // One size measured at 1 and at 2 ns per parameter. With x ns per parameter predicted, the squared relative
+  // errors (x/1 - 1)^2 + (x/2 - 1)^2 are smallest at x = 1.2 (derivative 2(x - 1) + (x/2 - 1) = 0): rate 1e9/1.2.
+  EXPECT_NEAR(fit_optimizer_rate({{1e6, 1e-3}, {1e6, 2e-3}}, "f"), 1e9 / 1.2, 1e-3);
+  EXPECT_THROW(fit_optimizer_rate({}, "f"), SpecError);
+  EXPECT_THROW(fit_optimizer_rate({{1e6, 0}}, "f"), SpecError);
 }
 
 TEST(Calibrate, MissingPeakOrCountersOrNothingToFitAreErrors) {

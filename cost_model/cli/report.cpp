@@ -1,0 +1,144 @@
+// `zeropp report`: the study report of one experiment as Markdown (verdict and comparison table, criterion,
+// timeline of the best ZeroPP plan, model vs measurement, figures): cost_model/search/study_report.hpp.
+//   zeropp report                                   default experiment -> results/report.md
+//   zeropp report --experiment llama2-70b-h100 -o /tmp/r.md
+// The file is written whole or not at all (temporary file, then rename). On the terminal: a short summary, or
+// with --format json the report's data (schema 1). Without -o the file is <results>/report.md for the default
+// experiment and <results>/report-<name>.md for another.
+#include <cctype>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "cost_model/cli/command.hpp"
+#include "cost_model/cli/experiment_args.hpp"
+#include "cost_model/search/describe.hpp"
+#include "cost_model/search/study_report.hpp"
+#include "cost_model/spec/config.hpp"
+#include "cost_model/spec/error.hpp"
+
+namespace zeropp::cli {
+namespace {
+
+struct ReportArgs {
+  ExperimentArgs source;
+  std::string output, results, validation_set = "narayanan2021";
+  int width = 150;
+  Format format = Format::table;
+};
+
+// The repository's results/ beside the configs/ the zoo is read from.
+std::filesystem::path default_results_dir() { return (configs_dir() / ".." / "results").lexically_normal(); }
+
+std::string file_stem(const std::string& name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '-';
+  return out;
+}
+
+void write_atomically(const std::filesystem::path& path, const std::string& text) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  const std::filesystem::path tmp = path.string() + fmt::format(".tmp.{}", ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) throw SpecError("output", fmt::format("cannot write {}", tmp.string()));
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw SpecError("output", fmt::format("cannot rename a temporary file to {}", path.string()));
+  }
+}
+
+void print_summary(const search::StudyReport& r, const std::filesystem::path& path) {
+  const Experiment& ex = r.experiment;
+  std::cout << fmt::format("{}: {} on {} GPUs of {}, global batch {} (model output)\n", ex.name, ex.model.name, ex.gpus,
+                           ex.cluster.name, ex.global_batch);
+  const auto line = [&](const char* label, int i) {
+    if (i < 0) return;
+    const auto& e = r.rows[i].estimate.estimate;
+    std::cout << fmt::format("  {:<22} {:<11} {:.3f} s, {:.1f} TFLOP/s/GPU, peak {:.1f} GiB\n", label, r.rows[i].spec.name,
+                             e.time_s.iteration, e.throughput.tflops_per_gpu, e.memory_bytes.peak / (1024.0 * 1024 * 1024));
+  };
+  if (r.winner < 0) std::cout << "  no strategy fits in memory\n";
+  line("fastest", r.winner);
+  line("best ZeroPP", r.best_zeropp);
+  line("3D", r.three_d);
+  line("best pipeline baseline", r.best_pp);
+  if (r.best_zeropp >= 0 && r.three_d >= 0)
+    std::cout << fmt::format("  ZeroPP vs 3D {:.2f}x", search::speedup(r, r.best_zeropp, r.three_d));
+  if (r.best_zeropp >= 0 && r.best_pp >= 0)
+    std::cout << fmt::format(", vs best pipeline baseline {:.2f}x", search::speedup(r, r.best_zeropp, r.best_pp));
+  std::cout << "\n";
+  if (r.have_criterion)
+    std::cout << fmt::format("  criterion at b={} U={}: 2sUb = {:.0f} vs 9h = {:.0f} ({}); time-based on {}: {}\n",
+                             r.criterion_b, r.criterion_unit, r.criterion.lhs, r.criterion.rhs,
+                             r.criterion.holds ? "holds" : "does not hold", ex.cluster.name,
+                             r.criterion_time.holds ? "ZeroPP exposes less" : "TP exposes less");
+  if (r.have_validation)
+    std::cout << fmt::format("  validation ({} published runs): leave-one-out mean |error| {:.1f}%, max {:.1f}%\n",
+                             r.validation.rows.size(), 100 * r.validation.loo_mean_abs_error,
+                             100 * r.validation.loo_max_abs_error);
+  for (const auto& run : r.loop)
+    std::cout << fmt::format("  trainer {} ({}, {} ranks): measured {:.3f} s, predicted {:.3f} s ({:+.1f}%)\n", run.file,
+                             run.backend, run.world, run.measured_s, run.predicted_s, 100 * run.error);
+  std::cout << fmt::format("  figures linked: {}\nreport written to {}\n", r.figures.size(), path.string());
+}
+
+int run(const ReportArgs& args) {
+  const Experiment ex = load_experiment_args(args.source, default_experiment_name());
+  search::StudyOptions options;
+  options.results_dir = args.results.empty() ? default_results_dir() : std::filesystem::path(args.results);
+  options.output_path =
+      !args.output.empty()                  ? std::filesystem::path(args.output)
+      : ex.name == default_experiment_name() ? options.results_dir / "report.md"
+                                             : options.results_dir / ("report-" + file_stem(ex.name) + ".md");
+  options.validation_set = args.validation_set;
+  options.grid_width = args.width;
+  const ExperimentArgs& e = args.source;
+  options.command = !e.model.empty() ? fmt::format("zeropp report --model {} --cluster {} --gpus {} --global-batch {}{}",
+                                                   e.model, e.cluster, e.gpus, e.global_batch,
+                                                   e.dtype.empty() ? "" : " --dtype " + e.dtype)
+                                     : fmt::format("zeropp report --experiment {}", e.experiment.empty() ? ex.name : e.experiment);
+  const search::StudyReport report = search::build_study_report(ex, options);
+  write_atomically(options.output_path, search::to_markdown(report));
+  if (args.format == Format::json) {
+    nlohmann::json j = search::to_json(report);
+    j["schema"] = kSchemaVersion;
+    j["command"] = "report";
+    j["output"] = options.output_path.generic_string();
+    std::cout << j.dump(2) << "\n";
+  } else {
+    print_summary(report, options.output_path);
+  }
+  return 0;
+}
+
+const bool registered = register_command({
+    "report",
+    "Write the study report of one experiment (verdict, comparison table, criterion, timeline, model vs "
+    "measurement, figures) as Markdown",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<ReportArgs>();
+      add_experiment_options(sub, a->source);
+      sub.add_option("-o,--output", a->output,
+                     "Markdown file (default <results>/report.md, or report-<name>.md for another experiment)");
+      sub.add_option("--results", a->results, "Folder with loop/ and figures/ (default: the repository's results/)");
+      sub.add_option("--validation-set", a->validation_set,
+                     "Validation set for the model-vs-published section (default narayanan2021)");
+      sub.add_option("--width", a->width, "Timeline grid width in characters (default 150)")
+          ->check(CLI::Range(20, 1000));
+      add_format_option(sub, a->format);
+      return [a] { return run(*a); };
+    },
+});
+
+}  // namespace
+}  // namespace zeropp::cli

@@ -1,0 +1,248 @@
+// to_markdown(StudyReport): the study report as Markdown. Every number here comes from the StudyReport; this file
+// only words and formats it. Model output and measurements are labelled as such where they appear.
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cost_model/analytic/params.hpp"
+#include "cost_model/search/describe.hpp"
+#include "cost_model/search/study_report.hpp"
+#include "cost_model/spec/names.hpp"
+
+namespace zeropp::search {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+const analytic::Estimate& est(const StudyReport& r, int i) { return r.rows[i].estimate.estimate; }
+
+std::string percent_faster(double speedup) { return fmt::format("{:+.1f}%", 100 * (speedup - 1)); }
+
+// describe_plan without its leading strategy name (the compare row names it): "z=8 pp=4 dp=2 v=2 zeropp b=1 ...".
+std::string layout_text(const ParallelSpec& p) {
+  const std::string text = describe_plan(p);
+  const auto space = text.find(' ');
+  return space == std::string::npos ? text : text.substr(space + 1);
+}
+
+// "`zeropp_b` (z=8 pp=4 ..., 1.234 s)"; "by the closed form" after the time when the row was not simulated.
+std::string row_label(const StudyReport& r, int i) {
+  return fmt::format("`{}` ({}, {:.3f} s{})", r.rows[i].spec.name, layout_text(r.rows[i].plan.parallel),
+                     est(r, i).time_s.iteration, r.rows[i].estimate.simulated ? "" : " by the closed form");
+}
+
+void experiment_section(std::string& md, const StudyReport& r) {
+  const Experiment& ex = r.experiment;
+  const ModelSpec& m = ex.model;
+  const ClusterSpec& c = ex.cluster;
+  md += "## Experiment\n\n";
+  md += fmt::format("- Model `{}`: L = {}, h = {}, a = {}, s = {}, V = {}; {:.2f} B parameters.\n", m.name, m.layers,
+                    m.hidden, m.heads, m.seq_len, m.vocab, analytic::total_params(m) / 1e9);
+  md += fmt::format(
+      "- Cluster `{}`: {} GPUs per node, {:.0f} GiB and {:.0f} TFLOP/s dense {} per GPU; per GPU {:.0f} GB/s "
+      "intra-node, {:.1f} GB/s inter-node (GB = 1e9, one direction).\n",
+      c.name, c.gpus_per_node, c.memory_bytes / kGiB, c.peak(ex.dtype) / 1e12, to_string(ex.dtype),
+      c.intra.bandwidth / 1e9, c.inter.bandwidth / 1e9);
+  const int nodes = (ex.gpus + c.gpus_per_node - 1) / c.gpus_per_node;
+  md += fmt::format("- {} GPUs ({} node{}), global batch {} sequences x {} tokens = {} tokens per iteration, {}.\n\n",
+                    ex.gpus, nodes, nodes == 1 ? "" : "s", ex.global_batch, m.seq_len,
+                    ex.global_batch * static_cast<long long>(m.seq_len), to_string(ex.dtype));
+}
+
+void verdict_section(std::string& md, const StudyReport& r) {
+  const double limit = r.experiment.cluster.memory_bytes;
+  md += "## Verdict\n\n";
+  if (r.winner < 0) {
+    md += "No strategy fits in memory for this experiment: every row of the table below is over the GPU's limit.\n\n";
+    return;
+  }
+  const auto& w = est(r, r.winner);
+  md += fmt::format("**Fastest plan: {}** — {:.1f} TFLOP/s per GPU, MFU {:.1f}%, peak {:.1f} GiB of {:.0f} GiB.\n\n",
+                    row_label(r, r.winner), w.throughput.tflops_per_gpu, 100 * w.throughput.mfu,
+                    w.memory_bytes.peak / kGiB, limit / kGiB);
+  if (r.best_zeropp < 0) {
+    md += "No ZeroPP plan fits in memory here.\n\n";
+    return;
+  }
+  const auto& z = est(r, r.best_zeropp);
+  if (r.best_zeropp != r.winner)
+    md += fmt::format("ZeroPP does not win here; its best plan {} is {:.2f}x slower than the winner.\n\n",
+                      row_label(r, r.best_zeropp), z.time_s.iteration / w.time_s.iteration);
+  md += fmt::format("Best ZeroPP plan {}, peak {:.1f} GiB of {:.0f} GiB:\n\n", row_label(r, r.best_zeropp),
+                    z.memory_bytes.peak / kGiB, limit / kGiB);
+  if (r.three_d >= 0) {
+    const double x = speedup(r, r.best_zeropp, r.three_d);
+    md += fmt::format("- vs 3D (TP + PP + DP) {}: {:.2f}x, {} throughput; 3D peak {:.1f} GiB.\n",
+                      row_label(r, r.three_d), x, percent_faster(x), est(r, r.three_d).memory_bytes.peak / kGiB);
+  } else {
+    md += "- vs 3D: no 3D plan fits in memory.\n";
+  }
+  if (r.best_pp >= 0) {
+    const double x = speedup(r, r.best_zeropp, r.best_pp);
+    md += fmt::format("- vs the best pipeline baseline without TP {}: {:.2f}x, {} throughput; its peak {:.1f} GiB.\n",
+                      row_label(r, r.best_pp), x, percent_faster(x), est(r, r.best_pp).memory_bytes.peak / kGiB);
+  } else {
+    md += "- vs the pipeline baselines (1F1B / ZB / BFS + ZeRO-1, naive ZeRO-3 + PP): none fits in memory.\n";
+  }
+  md += "\n";
+}
+
+void table_section(std::string& md, const StudyReport& r) {
+  md += "### Every strategy at its best plan within memory\n\n";
+  md += "| strategy | tp | pp | dp | z | schedule | v | b | B | U | recompute | iter s | TFLOP/s/GPU | MFU | "
+        "peak GiB | sent GB | vs 3D |\n";
+  md += "|---|--:|--:|--:|--:|---|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|\n";
+  for (int i = 0; i < static_cast<int>(r.rows.size()); ++i) {
+    const CompareRow& row = r.rows[i];
+    if (!row.found) {
+      md += fmt::format("| {} | {} |", row.spec.name, row.note);
+      for (int cell = 2; cell < 17; ++cell) md += " |";
+      md += "\n";
+      continue;
+    }
+    const ParallelSpec& p = row.plan.parallel;
+    const auto& e = row.estimate.estimate;
+    std::string vs = "-";
+    if (e.feasible && r.three_d >= 0) vs = fmt::format("{:.2f}x", speedup(r, i, r.three_d));
+    std::string peak = fmt::format("{:.1f}", e.memory_bytes.peak / kGiB);
+    if (!e.feasible) peak += fmt::format(" (over by {:.1f})", e.over_by_bytes / kGiB);
+    const bool bold = i == r.winner;
+    md += fmt::format("| {}{}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3f}{} | {:.1f} | {:.1f}% | {} | "
+                      "{:.2f} | {} |\n",
+                      bold ? "**" : "", row.spec.name, bold ? "**" : "", p.tp, p.pp, p.dp, p.z, to_string(p.schedule),
+                      p.v, p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute), e.time_s.iteration,
+                      row.estimate.simulated ? "" : " (cf)", e.throughput.tflops_per_gpu, 100 * e.throughput.mfu, peak,
+                      e.comm_bytes.total / 1e9, vs);
+  }
+  md += "\nModel output (`zeropp compare`): iteration time and peak memory from the schedule simulator with analytic "
+        "costs on the cluster profile; (cf) closed form only (pure ZeRO-3 has no pipeline to simulate). "
+        "TFLOP/s per GPU counts executed FLOPs (recompute included), MFU model FLOPs only. sent GB: bytes sent per "
+        "GPU per iteration (GB = 1e9); GiB = 2^30 bytes. B is micro-batches per pipeline; the winner is in bold.\n\n";
+}
+
+void criterion_section(std::string& md, const StudyReport& r) {
+  md += "## Criterion: does ZeroPP move fewer bytes than tensor parallelism?\n\n";
+  if (!r.have_criterion) {
+    md += "No ZeroPP layout exists for this experiment, so there is no b and U to test.\n\n";
+    return;
+  }
+  const analytic::Criterion& c = r.criterion;
+  const analytic::CriterionTime& t = r.criterion_time;
+  const ModelSpec& m = r.experiment.model;
+  const bool fits = r.rows[r.criterion_index].estimate.estimate.feasible;
+  md += fmt::format("At b = {} and U = {} of the `{}` plan above{} (model output; `zeropp criterion --model {} --micro-batch {} "
+                    "--unit {} --cluster {}`):\n\n",
+                    r.criterion_b, r.criterion_unit, r.criterion_row, fits ? "" : ", which does not fit in memory", m.name,
+                    r.criterion_b, r.criterion_unit,
+                    r.experiment.cluster.name);
+  md += fmt::format("- 2·s·U·b = 2·{}·{}·{} = {:.0f} vs 9·h = 9·{} = {:.0f}: **{}**.\n", m.seq_len, r.criterion_unit,
+                    r.criterion_b, c.lhs, m.hidden, c.rhs,
+                    c.holds ? "holds, ZeroPP moves fewer bytes than TP" : "does not hold, TP moves fewer bytes");
+  md += fmt::format(
+      "- Bytes per layer per micro-batch (16-bit, ring factor omitted): ZeroPP {:.4g} (gradients reduced once per "
+      "unit, the paper) or {:.4g} (reduced in every W, the authors' code); TP {:.4g}.\n",
+      c.zeropp_bytes_per_layer, c.zeropp_per_w_bytes_per_layer, c.tp_bytes_per_layer);
+  md += fmt::format("- Smallest U for which it holds at b = {}: {} (per-W reduction: {}).\n", r.criterion_b,
+                    c.min_unit, c.min_unit_per_w ? std::to_string(*c.min_unit_per_w) : "none");
+  md += fmt::format(
+      "- Time-based on `{}` (TP over {} GPUs vs ZeroPP z = {}, one layer, U micro-batches of work per GPU): compute "
+      "{:.3f} ms; TP exposed {:.3f} ms; ZeroPP gathers + reduce-scatter {:.3f} ms, exposed after prefetch {:.3f} ms: "
+      "**{}**; smallest U where ZeroPP exposes less: {}.\n\n",
+      r.experiment.cluster.name, t.group, t.group, 1e3 * t.compute_s, 1e3 * t.tp_exposed_s, 1e3 * t.zeropp_comm_s,
+      1e3 * t.zeropp_exposed_s, t.holds ? "ZeroPP exposes less" : "TP exposes less",
+      t.min_unit ? std::to_string(*t.min_unit) : "none");
+}
+
+void timeline_section(std::string& md, const StudyReport& r) {
+  md += "## Schedule timeline of the best ZeroPP plan\n\n";
+  if (!r.timeline.present) {
+    md += "No ZeroPP plan fits in memory, so there is no timeline to show.\n\n";
+    return;
+  }
+  const StudyTimeline& t = r.timeline;
+  md += fmt::format("`{}` ({}), simulated with the same costs as the table (model output). One row per PP rank; F forward, "
+                    "B input gradient, W weight gradient, R recompute, O optimizer step, `.` idle or communicating; "
+                    "odd chunks lower case; the number is the micro-batch.\n\n",
+                    t.row, layout_text(t.parallel));
+  md += "```\n" + t.grid;
+  if (!t.grid.empty() && t.grid.back() != '\n') md += "\n";
+  md += "```\n\n";
+  std::string peaks;
+  for (int p : t.peak_activation_microbatches) peaks += (peaks.empty() ? "" : ", ") + std::to_string(p);
+  md += fmt::format("Makespan {:.3f} s (the iteration time above); bubble {:.1f}% (idle share of ranks x makespan); "
+                    "peak in-flight micro-batches per rank: {}.\n\n",
+                    t.makespan_s, 100 * t.bubble_fraction, peaks);
+}
+
+void validation_section(std::string& md, const StudyReport& r) {
+  md += "## How model and measurement agree\n\n";
+  if (r.have_validation) {
+    const analytic::ValidationReport& v = r.validation;
+    md += fmt::format(
+        "**Published runs** (`zeropp validate`). Measured: {} ({} runs on A100 GPUs, the authors' published "
+        "numbers, not measured here). Model output: the same runs predicted on the cluster profile `{}`, nothing fitted per row.\n\n",
+        v.source, v.rows.size(), v.cluster);
+    md += "| model | GPUs | tp | pp | dp | published TFLOP/s | predicted | error | leave-one-out error |\n";
+    md += "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+    for (const auto& row : v.rows) {
+      const ParallelSpec& p = row.plan.parallel;
+      md += fmt::format("| {} | {} | {} | {} | {} | {:.1f} | {:.1f} | {:+.1f}% | {:+.1f}% |\n", row.name, p.world(),
+                        p.tp, p.pp, p.dp, row.published_tflops, row.predicted_tflops, 100 * row.error,
+                        100 * row.loo_error);
+    }
+    md += fmt::format(
+        "\nProfile as given (gemm_efficiency {:.4f}): mean |error| {:.1f}%, max {:.1f}%. Leave-one-out (the one "
+        "fitted scalar, gemm_efficiency, refitted without the row it predicts): mean |error| {:.1f}%, max {:.1f}%.\n\n",
+        v.profile_efficiency, 100 * v.mean_abs_error, 100 * v.max_abs_error, 100 * v.loo_mean_abs_error,
+        100 * v.loo_max_abs_error);
+  }
+  md += "**Trainer runs** (`zeropp-train --compare-model`, written by scripts/loop.sh). ";
+  if (r.loop.empty()) {
+    md += "None found in `results/loop/`; scripts/loop.sh writes them.\n\n";
+    return;
+  }
+  md += "Measured: the trainer's mean iteration time on the machine named in results/loop/README.md (backend and MPI "
+        "ranks below). Model output: the simulator's time for the same program, with the action costs named in the "
+        "last column (`analytic`: the calibrated cluster profile, a prediction; `measured`: the trainer's own mean "
+        "action costs, which tests the schedule's composition only).\n\n";
+  md += "| result | plan | measured on | measured s | predicted s | error | prediction's costs |\n";
+  md += "|---|---|---|--:|--:|--:|---|\n";
+  bool any_gpu = false;
+  for (const LoopRun& run : r.loop) {
+    any_gpu = any_gpu || run.backend == "cuda";
+    md += fmt::format("| {} | {} | {}, {} ranks | {:.3f} | {:.3f} | {:+.1f}% | {} |\n", run.file, run.plan, run.backend,
+                      run.world, run.measured_s, run.predicted_s, 100 * run.error, run.costs);
+  }
+  md += any_gpu ? "\n" : "\nNone of these runs is on a GPU: the GPU-scale numbers above are model output only.\n\n";
+}
+
+void figures_section(std::string& md, const StudyReport& r) {
+  md += "## Figures\n\n";
+  if (r.figures.empty()) {
+    md += "No figures in `results/figures/`; `plots/make_all.sh` makes them.\n";
+    return;
+  }
+  for (const StudyFigure& f : r.figures)
+    md += fmt::format("- `{}`: {}.\n\n  ![{}]({})\n\n", f.name, f.caption, f.name, f.link);
+}
+
+}  // namespace
+
+std::string to_markdown(const StudyReport& r) {
+  std::string md = fmt::format("# Study report: {}\n\n", r.experiment.name);
+  md += fmt::format(
+      "Written by `{}`. Iteration times, memory and throughput are the model's output "
+      "(analytic costs, schedule simulator) unless a line says measured; the measured numbers are in the last "
+      "section, with where they were measured.\n\n",
+      r.command.empty() ? "zeropp report --experiment " + r.experiment.name : r.command);
+  experiment_section(md, r);
+  verdict_section(md, r);
+  table_section(md, r);
+  criterion_section(md, r);
+  timeline_section(md, r);
+  validation_section(md, r);
+  figures_section(md, r);
+  return md;
+}
+
+}  // namespace zeropp::search

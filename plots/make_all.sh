@@ -99,5 +99,6 @@ for m in gpt3-1.3b gpt3-13b megatron-39.1b gpt3-175b; do
       >"$TMP/scaling/$m-$n.json"
   done
 done
-"$PYTHON" plots/throughput.py --compare "$TMP"/scaling/*.json --note "global batch max(64, 2·GPUs) sequences" \
+"$Z" clusters "$CLUSTER" --format json >"$TMP/scaling-cluster.json"
+"$PYTHON" plots/throughput.py --compare "$TMP"/scaling/*.json --cluster "$TMP/scaling-cluster.json" --note "global batch max(64, 2·GPUs) sequences" \
   --out "$OUT"

@@ -1,8 +1,10 @@
 """(a) Throughput per GPU of every strategy's best plan across model sizes and GPU counts.
 
 Input: several `zeropp compare --model M --cluster C --gpus N --global-batch G --format json` outputs (make_all.sh
-runs the grid). One panel per model, TFLOP/s per GPU against the GPU count; a strategy with no plan that fits in
-memory at some count has no point there.
+runs the grid). One panel per model, model TFLOP/s per GPU (MFU x the cluster's dense peak: the model's FLOPs
+only, so recomputation does not count as throughput) against the GPU count; a strategy with no plan that fits in
+memory at some count has no point there. With executed FLOPs instead, a plan whose exposed communication hides
+a full recompute shows a jump in "TFLOP/s" at an unchanged iteration time.
 """
 import collections
 
@@ -16,10 +18,12 @@ def main():
     p = parser(__doc__)
     p.add_argument("--compare", nargs="+", required=True, help="zeropp compare --format json outputs")
     p.add_argument("--name", default="throughput_scaling")
+    p.add_argument("--cluster", required=True, help="zeropp clusters NAME --format json (for the dense peak)")
     p.add_argument("--note", default="", help="extra caption text, e.g. how the global batch was chosen")
     a = p.parse_args()
     apply_style()
-    # series[model][row] = [(gpus, tflops)]
+    peaks = load_json(a.cluster)["clusters"][0]["peak_tflops"]
+    # series[model][row] = [(gpus, model TFLOP/s per GPU)]
     series = collections.defaultdict(lambda: collections.defaultdict(list))
     cluster = set()
     batch_note = {}
@@ -31,7 +35,7 @@ def main():
         for r in d["strategies"]:
             est = r.get("estimate") or {}
             if r.get("found") and est.get("feasible"):
-                series[e["model"]][r["row"]].append((e["gpus"], est["throughput"]["tflops_per_gpu"]))
+                series[e["model"]][r["row"]].append((e["gpus"], est["throughput"]["mfu"] * peaks[e["dtype"]]))
     models = sorted(series, key=lambda m: float(m.split("-")[-1].rstrip("bB")) if m.split("-")[-1][:-1]
                     .replace(".", "").isdigit() else 0)
     cols = 2
@@ -58,7 +62,7 @@ def main():
     for ax in axes[-1]:
         ax.set_xlabel("GPUs")
     for ax in axes[:, 0]:
-        ax.set_ylabel("TFLOP/s per GPU")
+        ax.set_ylabel("model TFLOP/s per GPU")
     handles, labels = [], []
     for ax in axes.flat:
         for h, l in zip(*ax.get_legend_handles_labels()):

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "cost_model/analytic/criterion.hpp"
+#include "cost_model/analytic/criterion_json.hpp"
 #include "cost_model/search/compare.hpp"
 #include "cost_model/cli/command.hpp"
 #include "cost_model/spec/config.hpp"
@@ -88,31 +89,17 @@ int run(const CriterionArgs& args) {
   }
 
   if (args.format == Format::json) {
-    nlohmann::json j = {{"schema", kSchemaVersion},
-                        {"command", "criterion"},
-                        {"model", in.model.name},
-                        {"h", in.model.hidden},
-                        {"s", in.model.seq_len},
-                        {"b", in.b},
-                        {"U", in.U},
-                        {"lhs", c.lhs},
-                        {"rhs", c.rhs},
-                        {"holds", c.holds},
-                        {"zeropp_bytes_per_layer", c.zeropp_bytes_per_layer},
-                        {"zeropp_per_w_bytes_per_layer", c.zeropp_per_w_bytes_per_layer},
-                        {"tp_bytes_per_layer", c.tp_bytes_per_layer},
-                        {"min_unit", c.min_unit},
-                        {"min_unit_per_w", c.min_unit_per_w ? nlohmann::json(*c.min_unit_per_w) : nlohmann::json()}};
+    nlohmann::json j = analytic::to_json(c);
+    j.update({{"schema", kSchemaVersion},
+              {"command", "criterion"},
+              {"model", in.model.name},
+              {"h", in.model.hidden},
+              {"s", in.model.seq_len},
+              {"b", in.b},
+              {"U", in.U}});
     if (t) {
-      j["time"] = {{"cluster", in.cluster->name},
-                   {"group", t->group},
-                   {"compute_s", t->compute_s},
-                   {"tp_exposed_s", t->tp_exposed_s},
-                   {"zeropp_comm_s", t->zeropp_comm_s},
-                   {"zeropp_exposed_s", t->zeropp_exposed_s},
-                   {"holds", t->holds},
-                   {"min_unit", t->min_unit ? nlohmann::json(*t->min_unit) : nlohmann::json()},
-                   {"parity_unit", *parity_unit}};
+      j["time"] = analytic::to_json(*t, in.cluster->name);
+      j["time"]["parity_unit"] = *parity_unit;
     }
     std::cout << j.dump(2) << "\n";
     return 0;

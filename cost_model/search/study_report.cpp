@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/analytic/criterion_json.hpp"
 #include "cost_model/schedule/generate.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/simulate/ascii_grid.hpp"
@@ -195,29 +196,13 @@ nlohmann::json to_json(const StudyReport& r) {
   if (r.have_criterion) {
     const analytic::Criterion& c = r.criterion;
     const analytic::CriterionTime& t = r.criterion_time;
-    j["criterion"] = {
-        {"row", r.criterion_row},
-        {"b", r.criterion_b},
-        {"U", r.criterion_unit},
-        {"h", ex.model.hidden},
-        {"s", ex.model.seq_len},
-        {"lhs", c.lhs},
-        {"rhs", c.rhs},
-        {"holds", c.holds},
-        {"zeropp_bytes_per_layer", c.zeropp_bytes_per_layer},
-        {"zeropp_per_w_bytes_per_layer", c.zeropp_per_w_bytes_per_layer},
-        {"tp_bytes_per_layer", c.tp_bytes_per_layer},
-        {"min_unit", c.min_unit},
-        {"min_unit_per_w", c.min_unit_per_w ? nlohmann::json(*c.min_unit_per_w) : nlohmann::json(nullptr)},
-        {"time",
-         {{"cluster", ex.cluster.name},
-          {"group", t.group},
-          {"compute_s", t.compute_s},
-          {"tp_exposed_s", t.tp_exposed_s},
-          {"zeropp_comm_s", t.zeropp_comm_s},
-          {"zeropp_exposed_s", t.zeropp_exposed_s},
-          {"holds", t.holds},
-          {"min_unit", t.min_unit ? nlohmann::json(*t.min_unit) : nlohmann::json(nullptr)}}}};
+    j["criterion"] = analytic::to_json(c);
+    j["criterion"].update({{"row", r.criterion_row},
+                           {"b", r.criterion_b},
+                           {"U", r.criterion_unit},
+                           {"h", ex.model.hidden},
+                           {"s", ex.model.seq_len},
+                           {"time", analytic::to_json(t, ex.cluster.name)}});
   }
 
   j["timeline"] = nullptr;

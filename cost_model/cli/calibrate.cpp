@@ -3,13 +3,15 @@
 // the held-out predictions, and writes the profile when every held-out size is predicted within the tolerance.
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "cost_model/calibrate/calibrate.hpp"
 #include "cost_model/cli/command.hpp"
+#include "cost_model/spec/atomic_file.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
 
@@ -73,8 +75,7 @@ nlohmann::json report_json(const calibrate::Calibration& c, const CalibrateArgs&
 }
 
 void write_profile(const calibrate::Calibration& c, const CalibrateArgs& args) {
-  std::ofstream out(args.output);
-  if (!out) throw SpecError("output", fmt::format("{}: cannot write the profile", args.output));
+  std::ostringstream out;
   // Provenance in comments (the loader accepts // comments and rejects unknown keys).
   out << "// Calibrated by `zeropp calibrate` from";
   for (const auto& r : args.results) out << " " << std::filesystem::path(r).filename().string();
@@ -89,7 +90,7 @@ void write_profile(const calibrate::Calibration& c, const CalibrateArgs& args) {
     out << fmt::format("//   {}: {} (held-out max {:.1f}%)\n", f.what, f.parameters, 100 * f.held_out_max_error);
   }
   out << to_json(c.profile).dump(2) << "\n";
-  if (!out) throw SpecError("output", fmt::format("{}: writing the profile failed", args.output));
+  write_file_atomically(args.output, out.str());
 }
 
 int run(const CalibrateArgs& args) {

@@ -6,18 +6,16 @@
 // with --format json the report's data (schema 1). Without -o the file is <results>/report.md for the default
 // experiment and <results>/report-<name>.md for another.
 #include <cctype>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <system_error>
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include "cost_model/cli/command.hpp"
 #include "cost_model/cli/experiment_args.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/search/study_report.hpp"
+#include "cost_model/spec/atomic_file.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
 
@@ -38,23 +36,6 @@ std::string file_stem(const std::string& name) {
   std::string out;
   for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '-';
   return out;
-}
-
-void write_atomically(const std::filesystem::path& path, const std::string& text) {
-  std::error_code ec;
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  const std::filesystem::path tmp = path.string() + fmt::format(".tmp.{}", ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) throw SpecError("output", fmt::format("cannot write {}", tmp.string()));
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw SpecError("output", fmt::format("cannot rename a temporary file to {}", path.string()));
-  }
 }
 
 void print_summary(const search::StudyReport& r, const std::filesystem::path& path) {
@@ -108,7 +89,7 @@ int run(const ReportArgs& args) {
                                                    e.dtype.empty() ? "" : " --dtype " + e.dtype)
                                      : fmt::format("zeropp report --experiment {}", e.experiment.empty() ? ex.name : e.experiment);
   const search::StudyReport report = search::build_study_report(ex, options);
-  write_atomically(options.output_path, search::to_markdown(report));
+  write_file_atomically(options.output_path, search::to_markdown(report));
   if (args.format == Format::json) {
     nlohmann::json j = search::to_json(report);
     j["schema"] = kSchemaVersion;

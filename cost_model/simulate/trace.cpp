@@ -1,10 +1,9 @@
 #include "cost_model/simulate/trace.hpp"
 
-#include <unistd.h>
+#include "cost_model/spec/atomic_file.hpp"
 
-#include <fstream>
+
 #include <iterator>
-#include <system_error>
 
 #include <fmt/format.h>
 
@@ -56,26 +55,7 @@ std::string chrome_trace_json(const schedule::Program& program, const SimResult&
 
 void write_chrome_trace(const std::filesystem::path& path, const schedule::Program& program,
                         const SimResult& result) {
-  const std::string text = chrome_trace_json(program, result);
-  std::filesystem::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-    file.write(text.data(), static_cast<std::streamsize>(text.size()));
-    file.close();
-    if (!file) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      throw SpecError("trace", "cannot write the trace file " + path.string());
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw SpecError("trace", "cannot move the trace into " + path.string() + ": " + ec.message());
-  }
+  write_file_atomically(path, chrome_trace_json(program, result), "trace", ParentDirs::must_exist);
 }
 
 }  // namespace zeropp::simulate

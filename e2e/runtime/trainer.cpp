@@ -17,7 +17,7 @@
 #include "cost_model/spec/names.hpp"
 #include "e2e/comm/gather.hpp"
 #include "e2e/model/flops.hpp"
-#include "e2e/runtime/atomic_file.hpp"
+#include "cost_model/spec/atomic_file.hpp"
 #include "e2e/runtime/compare_model.hpp"
 #include "e2e/runtime/executor.hpp"
 #include "e2e/runtime/null_backend.hpp"

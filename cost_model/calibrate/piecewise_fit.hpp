@@ -26,8 +26,8 @@ struct PiecewiseOptions {
 CollectiveFit fit_piecewise(analytic::Collective c, const std::vector<CollectiveSample>& samples,
                             const std::string& field, const PiecewiseOptions& options = {});
 
-// The time model's seconds for a sample under a (possibly piecewise) fit: analytic::collective_time on a
-// one-node cluster of sample.ranks GPUs that holds the fit.
+// The time model's seconds for a sample under a fit (piecewise or not, with or without its measured table):
+// analytic::collective_time on a one-node cluster of sample.ranks GPUs that holds the fit.
 double predict_piecewise(analytic::Collective c, const CollectiveFit& fit, const CollectiveSample& sample);
 
 }  // namespace zeropp::calibrate

@@ -48,8 +48,9 @@ done
   --boundary "$TMP"/boundary/h*[0-9].json --out "$OUT"
 
 # (e) validation table and the trainer runs on this machine.
-"$Z" validate --format json >"$TMP/validate.json"
-"$PYTHON" plots/predicted_vs_measured.py --validate "$TMP/validate.json" \
+"$Z" validate --set narayanan2021 --format json >"$TMP/validate-a100.json"
+"$Z" validate --set megatron_core_h100 --format json >"$TMP/validate-h100.json"
+"$PYTHON" plots/predicted_vs_measured.py --validate "$TMP/validate-a100.json" "$TMP/validate-h100.json" \
   --runs results/loop/1f1b.json results/loop/1f1b-measured-costs.json \
   results/loop/zeropp.json results/loop/zeropp-measured-costs.json --out "$OUT"
 

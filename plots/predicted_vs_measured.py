@@ -1,7 +1,8 @@
 """(e) Predicted vs measured, two figures.
 
-validation: `zeropp validate --format json` rows, published (Narayanan et al. 2021 Table 1) vs predicted TFLOP/s per
-GPU, with the y = x line and a +-10% band.
+validation: `zeropp validate --format json` rows of every validation set given (Narayanan et al. 2021 Table 1 on
+A100, Megatron-Core's H100 weak-scaling table), one panel each: published vs predicted TFLOP/s per GPU, with the
+y = x line and a +-10% band; the legend gives the in-sample and leave-one-out errors.
 loop_prediction: `zeropp-train` results (results/loop/*.json with model_comparison), measured iteration time vs the
 simulator's prediction, from the calibrated profile ("analytic" costs) and from the measured per-action costs.
 """
@@ -44,18 +45,22 @@ def place_labels(fig, ax, xs, ys, names):
             t.remove()
 
 
-def validation(path, out):
-    d = load_json(path)
+TITLES = {"narayanan2021": "Narayanan 2021 Table 1", "megatron_core_h100": "Megatron-Core H100 table"}
+
+
+def validation_panel(fig, ax, d):
     rows = d["rows"]
     pub = np.array([r["published_tflops_per_gpu"] for r in rows])
     pred = np.array([r["predicted_tflops_per_gpu"] for r in rows])
-    fig, ax = plt.subplots(figsize=(3.2, 3.0))
-    lo, hi = 0.9 * min(pub.min(), pred.min()), 1.04 * max(pub.max(), pred.max())
+    lo, hi = 0.85 * min(pub.min(), pred.min()), 1.08 * max(pub.max(), pred.max())
     x = np.linspace(lo, hi, 2)
     ax.fill_between(x, 0.9 * x, 1.1 * x, color="gray", alpha=0.2, label="±10%")
     ax.plot(x, x, "k-", lw=1, label="y = x")
+    loo = d.get("loo", {})
     ax.scatter(pub, pred, s=MARKER_AREA, color="#d62728", zorder=3,
-               label=f"Table 1, mean |err| {100 * d['mean_abs_error']:.1f}%")
+               label=f"mean |err| {100 * d['mean_abs_error']:.1f}%"
+                     + (f", LOO {100 * loo['mean_abs_error']:.1f}% / max {100 * loo['max_abs_error']:.1f}%"
+                        if loo else ""))
     ax.set_xlim(lo, hi)
     ax.set_ylim(lo, hi)
     ax.set_aspect("equal")
@@ -65,8 +70,16 @@ def validation(path, out):
     ax.set_aspect("equal")
     ax.set_xlabel("published TFLOP/s per GPU")
     ax.set_ylabel("predicted TFLOP/s per GPU")
-    ax.set_title(f"Narayanan 2021 Table 1 on {d['cluster']}")
-    ax.legend(loc="upper left", framealpha=0.95, fontsize=6.5)  # above y = 1.1x: empty unless a row misses by >10%
+    ax.set_title(f"{TITLES.get(d['set'], d['set'])} on {d['cluster']}", fontsize=8)
+    ax.legend(loc="upper left", framealpha=0.95, fontsize=6)  # above y = 1.1x: empty unless a row misses by >10%
+
+
+def validation(paths, out):
+    sets = [load_json(p) for p in paths]
+    fig, axes = plt.subplots(1, len(sets), figsize=(3.6 * len(sets), 3.1), squeeze=False)
+    fig.subplots_adjust(wspace=0.45)
+    for ax, d in zip(axes[0], sets):
+        validation_panel(fig, ax, d)
     save(fig, out, "validation")
 
 
@@ -120,7 +133,7 @@ def loop(paths, out):
 
 def main():
     p = parser(__doc__)
-    p.add_argument("--validate", help="zeropp validate --format json output")
+    p.add_argument("--validate", nargs="*", default=[], help="zeropp validate --format json outputs, one per set")
     p.add_argument("--runs", nargs="*", default=[], help="zeropp-train result JSON files")
     a = p.parse_args()
     apply_style()

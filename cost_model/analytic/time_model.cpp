@@ -10,6 +10,7 @@
 #include "cost_model/analytic/flops.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/strategy.hpp"
 
 namespace zeropp::analytic {
@@ -348,10 +349,18 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
     }
   }
 
-  // Data-parallel sync: overlaps the last micro-batch's backward through the rank's chunks.
-  const double window = v * (a.b + a.recompute + a.w);
-  r.dp_exposed =
-      (par.overlap_grad_reduce ? std::max(0.0, a.dp_sync - window) : a.dp_sync) + a.dp_after_step + a.embedding_sync;
+  // Data-parallel sync of the rank's v chunks, each launched after the chunk's last backward (v-1..0 in the last
+  // micro-batch), in n buckets on the chunk that finishes last (framework.hpp, dp_sync_buckets): all of it may
+  // overlap the later chunks' backward and all but the first bucket's share of the last chunk's; the last
+  // bucket always follows the backward.
+  double sync_exposed = a.dp_sync;
+  if (par.overlap_grad_reduce && a.dp_sync > 0) {
+    const double chunk_backward = a.b + a.recompute + a.w;
+    const double n = dp_sync_buckets(par, 0, static_cast<double>(virtual_stage_params(plan.model, p, v, 0, par.tp).total()),
+                                     a.layers_per_chunk);
+    sync_exposed = std::max(a.dp_sync / (v * n), a.dp_sync - chunk_backward * (v - 1.0 / n));
+  }
+  r.dp_exposed = sync_exposed + a.dp_after_step + a.embedding_sync;
 
   r.comm_exposed = r.tp_exposed + r.pp_exposed + r.zero_exposed + r.dp_exposed;
   r.iteration = r.compute + r.comm_exposed + r.bubble;

@@ -117,11 +117,15 @@ analytic::PipelineTiming simulated_timing(const Plan& plan, const simulate::SimR
   const std::array<double, 3> exposed = exposed_by_category(sim, busiest);
 
   analytic::PipelineTiming t;
-  t.tp_exposed = std::min(rank.compute, tp_seconds_on_rank(plan, analytic::action_costs(plan), busiest));
-  t.compute = rank.compute - t.tp_exposed;
+  const analytic::ActionCosts a = analytic::action_costs(plan);
+  t.tp_exposed = std::min(rank.compute, tp_seconds_on_rank(plan, a, busiest));
+  // OPT_STEP runs on the compute stream and carries the communication that follows the step (costs_from_plan):
+  // the exposed part of ZeRO-1's parameter all-gather and the tied embedding's all-reduce. Count those as DP.
+  const double after_step = std::min(rank.compute - t.tp_exposed, simulate::after_step_seconds(plan, a, busiest));
+  t.compute = rank.compute - t.tp_exposed - after_step;
   t.pp_exposed = exposed[0];
   t.zero_exposed = exposed[1];
-  t.dp_exposed = exposed[2];
+  t.dp_exposed = exposed[2] + after_step;
   t.comm_exposed = t.tp_exposed + t.pp_exposed + t.zero_exposed + t.dp_exposed;
   t.iteration = sim.makespan;
   t.bubble = std::max(0.0, t.iteration - t.compute - t.comm_exposed);

@@ -73,6 +73,10 @@ void ActionCosts::check(const schedule::Program& program) const {
     check_value(c.w_buffer_bytes, p + "w_buffer_bytes");
     check_value(c.gathered_param_bytes, p + "gathered_param_bytes");
     check_value(c.grad_buffer_bytes, p + "grad_buffer_bytes");
+    if (c.dp_sync_buckets < 1) {
+      throw SpecError(p + "dp_sync_buckets", p + "dp_sync_buckets=" + std::to_string(c.dp_sync_buckets) +
+                                                 " must be at least 1");
+    }
   }
   for (std::size_t r = 0; r < static_bytes.size(); ++r) {
     check_value(static_bytes[r], "costs.static_bytes[" + std::to_string(r) + "]");

@@ -33,6 +33,10 @@ struct StageCost {
   CommCost unshard;      // all-gather of the stage's parameters in the ZeRO-3 group
   CommCost reduce_grad;  // reduce-scatter of the stage's gradients in the ZeRO-3 group
   CommCost dp_sync;      // gradient sync of the stage's shard across dp
+  // The DP_SYNC in this many equal buckets, launched as the stage's last W/BW produces their gradients
+  // (evenly over its duration): it may start once the first bucket is ready and ends no earlier than the last
+  // bucket's share after the W/BW. 1: it starts when the W/BW ends. (Only when it follows a W/BW directly.)
+  int dp_sync_buckets = 1;
 
   // Memory, bytes (per micro-batch where it applies).
   double activation_bytes = 0;  // from F start until B end: sb(34h + 5as) per layer

@@ -69,6 +69,7 @@ ActionCosts costs_from_plan(const Plan& plan) {
       const double bytes = grad_bytes * params / dps.grad_shard;
       const auto kind = dp_reduce_scatter ? analytic::Collective::reduce_scatter : analytic::Collective::all_reduce;
       s.dp_sync = {analytic::collective_time(c, kind, dg.size, dg.stride, bytes), bytes};
+      s.dp_sync_buckets = dp_sync_buckets(par, vs, params, static_cast<int>(lc));
     }
 
     const double extra = (first ? first_extra : 0) + (last ? last_extra : 0);
@@ -92,10 +93,15 @@ ActionCosts costs_from_plan(const Plan& plan) {
     if (dg.size > 1 && dp_reduce_scatter) {
       bytes = param_bytes * static_cast<double>(analytic::rank_params(m, p, v, rank, t).total()) / dps.grad_shard;
     }
-    const bool embedding_end = p > 1 && (rank == 0 || rank == p - 1);
-    costs.opt_step[rank] = {a.opt_step + a.dp_after_step + (embedding_end ? a.embedding_sync : 0), bytes};
+    costs.opt_step[rank] = {a.opt_step + after_step_seconds(plan, a, rank), bytes};
   }
   return costs;
+}
+
+double after_step_seconds(const Plan& plan, const analytic::ActionCosts& a, int rank) {
+  const int p = plan.parallel.pp;
+  const bool embedding_end = p > 1 && (rank == 0 || rank == p - 1);
+  return a.dp_after_step + (embedding_end ? a.embedding_sync : 0);
 }
 
 }  // namespace zeropp::simulate

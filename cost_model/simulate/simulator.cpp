@@ -401,6 +401,16 @@ class Engine {
     return 0;
   }
 
+  // The W/BW whose gradients a bucketed DP_SYNC streams out (its only dependency), or kNone.
+  std::int32_t bucketed_grad_source(std::int32_t id) const {
+    const Action& a = *action_[id];
+    if (a.type != ActionType::DP_SYNC || costs_.stages[a.stage].dp_sync_buckets <= 1) return kNone;
+    if (dep_offset_[id + 1] - dep_offset_[id] != 1) return kNone;
+    const std::int32_t dep = deps_[dep_offset_[id]];
+    const ActionType t = action_[dep]->type;
+    return t == ActionType::W || t == ActionType::BW ? dep : kNone;
+  }
+
   // Pass 3: Kahn's order over stream and data edges; each action starts at the latest of its predecessors.
   void schedule_times() {
     const std::size_t n = action_.size();
@@ -443,6 +453,13 @@ class Engine {
         const std::int32_t send = deps_[dep_offset_[u]];
         start[u] = std::max(stream_free, start[send]);
         end[u] = std::max(stream_free, end[send]);
+      } else if (const std::int32_t grad = bucketed_grad_source(u); grad != kNone) {
+        // Buckets of the gradients become ready evenly over the W/BW, and go out one after another: the first
+        // can leave after 1/n of it, the last after its end (see StageCost::dp_sync_buckets).
+        const double n = costs_.stages[action_[u]->stage].dp_sync_buckets;
+        const double d = duration(u);
+        start[u] = std::max(stream_free, start[grad] + (end[grad] - start[grad]) / n);
+        end[u] = std::max(start[u] + d, end[grad] + d / n);
       } else {
         double s = stream_free;
         for (std::int32_t e = dep_offset_[u]; e < dep_offset_[u + 1]; ++e) {

@@ -1,5 +1,8 @@
 #include "cost_model/spec/framework.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "cost_model/spec/strategy.hpp"
 
 namespace zeropp {
@@ -36,6 +39,24 @@ FrameworkPrecision framework_precision(Framework framework, Dtype dtype, std::op
 
 FrameworkPrecision framework_precision(const ParallelSpec& p) {
   return framework_precision(framework_of(p), p.dtype, p.reduce_dtype);
+}
+
+int dp_sync_buckets(const ParallelSpec& p, int stage, double stage_params, int layers) {
+  if (!p.overlap_grad_reduce || stage_params <= 0) return 1;
+  const auto buckets_of = [stage_params](double bucket_params) {
+    return static_cast<int>(std::max(1.0, std::ceil(stage_params / bucket_params)));
+  };
+  switch (framework_of(p)) {
+    case Framework::megatron:
+      return stage == 0 ? buckets_of(std::max(40e6, 1e6 * p.dp)) : 1;
+    case Framework::deepspeed:
+      return buckets_of(5e8);
+    case Framework::fsdp2:
+      return std::max(1, layers);
+    case Framework::zeropp:
+      return 1;
+  }
+  return 1;
 }
 
 }  // namespace zeropp

@@ -59,4 +59,19 @@ FrameworkPrecision framework_precision(Framework framework, Dtype dtype, std::op
 // A plan's: framework_of(p), p.dtype, p.reduce_dtype.
 FrameworkPrecision framework_precision(const ParallelSpec& p);
 
+// How many buckets the data-parallel gradient sync of virtual stage `stage` (holding `stage_params` parameters)
+// is cut into, each launched as soon as the backward has produced its gradients, so that all but the last
+// overlap the stage's last backward pass. 1 = one collective after the stage's gradients are complete.
+//   megatron   DistributedDataParallel with --overlap-grad-reduce: buckets of max(40M, 1M x dp) parameters
+//              (ddp_config.bucket_size's default), but bucketing is turned off on every pipeline rank but the
+//              first and on every model chunk but the first (core/distributed/distributed_data_parallel.py;
+//              training.py get_model passes disable_bucketing for model_chunk_idx > 0): there the sync is off
+//              the critical path. So only virtual stage 0 is bucketed.
+//   deepspeed  ZeRO-1/2 with overlap_comm: reduce_bucket_size, 5e8 elements by default.
+//   fsdp2      one reduce-scatter per fully_shard module, a transformer layer (torchtitan): `layers` buckets.
+//   zeropp     the gradients are reduce-scattered inside the ZeRO-3 group first (REDUCE_GRAD), and the DP sync
+//              follows that collective, not the backward: 1.
+// Without overlap_grad_reduce every framework syncs once, after the backward.
+int dp_sync_buckets(const ParallelSpec& p, int stage, double stage_params, int layers);
+
 }  // namespace zeropp

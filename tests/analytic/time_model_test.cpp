@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include "cost_model/analytic/params.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/framework.hpp"
 #include "estimate_fixtures.hpp"
 
 namespace zeropp::analytic {
@@ -213,11 +215,14 @@ TEST(Bubble, ClosedFormsPerSchedule) {
   EXPECT_DOUBLE_EQ(bubble_time(ScheduleKind::one_f_one_b, 1, 1, 8, 1, 1, 2, 1), 0);
 }
 
-TEST(ClosedForm, DataParallelSyncOverlapsTheLastBackward) {
+// A 2-layer model of about 26M parameters fits in one Megatron bucket (at least 40M parameters): the sync starts
+// when the backward is over.
+TEST(ClosedForm, DataParallelSyncInOneBucketFollowsTheBackward) {
   ParallelSpec p = single(1);
   p.dp = 2;
   p.micro_batches = 3;
-  const Plan plan = plan_of(small_gpt(), round_cluster(), p);
+  const Plan plan = plan_of(gpt(2, 1024, 16, 1024, 1024), round_cluster(), p);
+  ASSERT_EQ(dp_sync_buckets(p, 0, static_cast<double>(virtual_stage_params(plan.model, 1, 1, 0).total()), 2), 1);
   ActionCosts a;
   a.f = 1;
   a.b = 2;
@@ -227,14 +232,36 @@ TEST(ClosedForm, DataParallelSyncOverlapsTheLastBackward) {
   a.embedding_sync = 0.25;
   const PipelineTiming t = closed_form_timing(plan, a);
   EXPECT_DOUBLE_EQ(t.compute, 12);       // 3 micro-batches x (1 + 2 + 1)
-  EXPECT_DOUBLE_EQ(t.dp_exposed, 2.75);  // 5 - (2 + 1) of the last backward, + 0.5 + 0.25 exposed
+  EXPECT_DOUBLE_EQ(t.dp_exposed, 5.75);  // all of the sync, + 0.5 + 0.25 exposed
   EXPECT_DOUBLE_EQ(t.bubble, 0);
-  EXPECT_DOUBLE_EQ(t.iteration, 14.75);
+  EXPECT_DOUBLE_EQ(t.iteration, 17.75);
   Plan no_overlap = plan;
   no_overlap.parallel.overlap_grad_reduce = false;
   EXPECT_DOUBLE_EQ(closed_form_timing(no_overlap, a).dp_exposed, 5.75);
-  a.dp_sync = 2;  // fits in the window
-  EXPECT_DOUBLE_EQ(closed_form_timing(plan, a).dp_exposed, 0.75);
+}
+
+// A stage of many buckets: all but the first bucket's share of the last backward hides the sync, and the last
+// bucket always follows it: exposed = max(sync / n, sync - (b + w) (1 - 1/n)).
+TEST(ClosedForm, DataParallelSyncInBucketsOverlapsTheLastBackward) {
+  ParallelSpec p = single(1);
+  p.dp = 2;
+  p.micro_batches = 3;
+  const Plan plan = plan_of(gpt(8, 4096, 32, 1024, 8192), round_cluster(), p);  // about 1.6 B parameters
+  const double n =
+      dp_sync_buckets(p, 0, static_cast<double>(virtual_stage_params(plan.model, 1, 1, 0).total()), 8);
+  ASSERT_GT(n, 30);  // 40M-parameter buckets
+  ActionCosts a;
+  a.f = 1;
+  a.b = 2;
+  a.w = 1;
+  a.dp_sync = 5;
+  a.layers_per_chunk = 8;
+  EXPECT_DOUBLE_EQ(closed_form_timing(plan, a).dp_exposed, 5 - 3 * (1 - 1 / n));
+  a.dp_sync = 2;  // fits in the window: only the last bucket shows
+  EXPECT_DOUBLE_EQ(closed_form_timing(plan, a).dp_exposed, 2 / n);
+  Plan no_overlap = plan;
+  no_overlap.parallel.overlap_grad_reduce = false;
+  EXPECT_DOUBLE_EQ(closed_form_timing(no_overlap, a).dp_exposed, 2);
 }
 
 TEST(ClosedForm, ZeroPPGathersPrefetchedExceptTheFirst) {

@@ -13,15 +13,16 @@ namespace zeropp::search {
 namespace {
 
 // Measured when written (zeropp validate on configs/clusters/dgx-a100-80gb.json: datasheet peaks and HBM,
-// published busbw collectives, gemm_efficiency 0.658 as fitted; rows timed by the schedule simulator, the
-// executor every command uses, 2026-11-23): profile as given mean |error| 3.07%, max 8.16% (76.1B);
-// leave-one-out mean 3.43%, max 8.43% (76.1B). The ceilings sit just above them, so the test fails if the model
-// regresses; a better model lowers the errors and passes. (History: the closed form with 0.648 gave 3.0% / 6.7%,
-// LOO 4.0% / 8.85%; datasheet links and the 0.75 default gave 14.4% / 18.8%, every row over-predicted.)
-constexpr double kMeanCeiling = 0.031;
-constexpr double kMaxCeiling = 0.082;
-constexpr double kLooMeanCeiling = 0.035;
-constexpr double kLooMaxCeiling = 0.085;
+// published busbw collectives, gemm_efficiency 0.6328 as fitted; rows timed by the schedule simulator, the
+// executor every command uses, Megatron's gradient reduce-scatter bucketed under the last backward,
+// 2026-11-23): profile as given mean |error| 2.07%, max 5.42% (1T); leave-one-out mean 2.38%, max 6.11% (1T).
+// The ceilings sit just above them, so the test fails if the model regresses; a better model lowers the errors
+// and passes. (History: one gradient sync after the backward, 0.658: LOO 3.43% / 8.43%; the closed form with
+// 0.648: LOO 4.0% / 8.85%; datasheet links and the 0.75 default gave 14.4% / 18.8%, every row over-predicted.)
+constexpr double kMeanCeiling = 0.022;
+constexpr double kMaxCeiling = 0.056;
+constexpr double kLooMeanCeiling = 0.025;
+constexpr double kLooMaxCeiling = 0.062;
 // The profile's gemm_efficiency is written with three digits; the fit must stay that close to it.
 constexpr double kProfileFitTolerance = 0.001;
 
@@ -214,16 +215,21 @@ TEST(Validation, MegatronCoreH100RowsLoadWithTheStatedAssumptions) {
   EXPECT_EQ(r.rows[8].plan.parallel.v, 1);
 }
 
-// Measured when written (2026-11-23, zeropp validate --set megatron_core_h100, the dgx-h100 profile's unfitted
-// gemm_efficiency 0.75): leave-one-out mean 12.4%, max 25.0% (16B), far from the 3% / 6% the model aims for; the
-// pp = 1 rows with TP are under-predicted by 11-16%, the pp > 1 rows over-predicted by 16-33%. The ceilings pin
-// today's errors so a change that makes them worse fails; they are not a claim of accuracy.
+// Measured when written (2026-11-23, zeropp validate --set megatron_core_h100, the dgx-h100 profile's
+// gemm_efficiency 0.5781 fitted on this set): in-sample mean 7.47%, max 17.7% (16B); leave-one-out mean 7.66%, max
+// 17.95% (16B), far from the 3% / 6% the model aims for: the pp = 1 rows with TP come out 12-18% slow, the pp > 1
+// rows within -8..+9%. (Before the bucketed gradient sync, on the unfitted 0.75: LOO 12.4% / 25.0%.) The ceilings
+// pin today's errors so a change that makes them worse fails; they are not a claim of accuracy.
 TEST(Validation, MegatronCoreH100ErrorsWithinTheMeasuredCeiling) {
   ValidationReport r = load_validation("megatron_core_h100");
   run_validation(r);
   run_cross_validation(r);
-  EXPECT_LE(r.loo_mean_abs_error, 0.125);
-  EXPECT_LE(r.loo_max_abs_error, 0.251);
+  EXPECT_LE(r.mean_abs_error, 0.076);
+  EXPECT_LE(r.loo_mean_abs_error, 0.078);
+  EXPECT_LE(r.loo_max_abs_error, 0.181);
+  EXPECT_NEAR(r.profile_efficiency, r.fit.value, kProfileFitTolerance)
+      << "configs/clusters/dgx-h100.json gemm_efficiency and the fit of `zeropp validate --set megatron_core_h100` "
+         "drifted apart";
 }
 
 TEST(Validation, UnknownPublishedFlopsCountIsRefused) {

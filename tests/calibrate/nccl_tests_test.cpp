@@ -167,6 +167,25 @@ TEST(NcclTests, TheSmallRunReads) {
   EXPECT_EQ(inferred.results[0].parts[0], "all_reduce");
 }
 
+TEST(NcclTests, PerIterationColumnsAndTimestampsAreFoundByName) {
+  // nccl-tests -I 1 adds i_min i_max i_p99 i_cv% after each #wrong; -T a timestamp (two fields) after the row.
+  const std::string text =
+      "# nThread 1 nGpus 2 minBytes 1048576 maxBytes 1048576 step: 2(factor)\n"
+      "#  Rank  0 Group  0 Pid  100 on host-a device  0 [0000:18:00] NVIDIA H100 80GB HBM3\n"
+      "#  Rank  1 Group  0 Pid  100 on host-a device  1 [0000:2a:00] NVIDIA H100 80GB HBM3\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong    i_min    i_max"
+      "    i_p99    i_cv%     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv% timestamp\n"
+      "     1048576        262144     float     sum      -1    10.00  104.86  104.86       0     9.80    10.40"
+      "    10.40     1.20    12.00   87.38   87.38       0    11.00    13.00    13.00     4.00 2026-01-02 03:04:05\n"
+      "     2097152        524288     float     sum      -1    18.00  116.51  116.51       0    17.80    18.40"
+      "    18.40     1.10    18.00  116.51  116.51       0    17.90    18.30    18.30     0.90 2026-01-02 03:04:06\n"
+      "# Out of bounds values : 0 OK\n";
+  const auto r = parse_nccl_tests(text, "f.txt", named(Collective::all_reduce));
+  ASSERT_EQ(r.results.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.results[0].seconds, 10e-6);  // out-of-place time, not i_min or the in-place 12.00
+  EXPECT_DOUBLE_EQ(r.results[0].counter("ranks"), 2);
+}
+
 TEST(NcclTests, RefusedRunsSayWhy) {
   const std::string ok = kHead + kRows + kFoot;
   EXPECT_EQ(error_of(kHead + kRows),

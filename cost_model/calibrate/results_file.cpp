@@ -20,15 +20,17 @@ void check_readable(const std::string& path) {
     throw SpecError(path, path + ": cannot read the file");
 }
 
-// Whether the file starts as Google Benchmark JSON does: '{' or a comment, after white space (within its first
-// 64 KiB). Not '[': mpirun --tag-output starts nccl-tests lines with "[1,0]<stdout>:".
+// Whether the file starts as JSON does, after white space (within its first 64 KiB): '{', '[' or a '/' comment.
+// Not a '[' that opens mpirun --tag-output's "[1,0]<stdout>:" before nccl-tests' lines.
 bool starts_as_json(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char head[1 << 16];
   in.read(head, sizeof head);
   const std::string_view text(head, static_cast<std::size_t>(in.gcount()));
   const auto first = text.find_first_not_of(" \t\r\n");
-  return first != std::string_view::npos && (text[first] == '{' || text[first] == '/');
+  if (first == std::string_view::npos) return false;
+  if (text[first] == '[') return text.substr(first, 24).find("]<std") == std::string_view::npos;
+  return text[first] == '{' || text[first] == '/';
 }
 
 // The text of `path`, refused above kMaxTextBytes (checked on the size a file reports, and while reading, for

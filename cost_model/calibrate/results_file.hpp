@@ -1,8 +1,8 @@
 #pragma once
 // One results file for `zeropp calibrate`, whichever program wrote it: zeropp-bench's Google Benchmark JSON
 // (bench_results.hpp) or nccl-tests' text output (nccl_tests.hpp), told apart by the first character that is
-// not white space ('{' or a '/' comment: JSON; anything else: nccl-tests, whose errors then say that the file is
-// neither).
+// not white space ('{', '[' or a '/' comment: JSON, except mpirun's "[1,0]<stdout>:" tag; anything else:
+// nccl-tests, whose errors then say that the file is neither).
 #include <string>
 
 #include "cost_model/calibrate/bench_results.hpp"

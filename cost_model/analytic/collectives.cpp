@@ -23,6 +23,14 @@ const char* collective_name(Collective c) {
   return "unknown";
 }
 
+std::optional<Collective> collective_from_name(std::string_view name) {
+  for (Collective c :
+       {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter, Collective::send_recv}) {
+    if (name == collective_name(c)) return c;
+  }
+  return std::nullopt;
+}
+
 double busbw_factor(Collective c, int n) {
   if (n < 1) throw SpecError("collective.ranks", fmt::format("a collective needs >= 1 rank, got {}", n));
   switch (c) {

@@ -11,6 +11,9 @@
 // Each is steps(c, n) * alpha + M * busbw_factor(c, n) / beta: for a ring the nccl-tests bus bandwidth equals
 // the link bandwidth. A calibrated CollectiveFit {latency, bandwidth} from cluster.collectives replaces
 // (alpha, beta) in the same formula, so the fitted bandwidth has bus-bandwidth semantics.
+#include <optional>
+#include <string_view>
+
 #include "cost_model/spec/cluster_spec.hpp"
 #include "cost_model/spec/parallel_spec.hpp"
 
@@ -20,6 +23,8 @@ enum class Collective { all_reduce, all_gather, reduce_scatter, send_recv };
 
 // "all_reduce", "all_gather", "reduce_scatter", "send_recv": the keys of ClusterSpec::collectives[level].
 const char* collective_name(Collective c);
+// The collective of one of those names; nullopt for any other text.
+std::optional<Collective> collective_from_name(std::string_view name);
 
 // nccl-tests: busbw = algbw * factor, algbw = M / t. all_reduce 2(n-1)/n, all_gather and reduce_scatter
 // (n-1)/n, send_recv 1. n = 1 gives 0 for the collectives (nothing moves). n must be >= 1.

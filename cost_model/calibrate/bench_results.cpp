@@ -114,6 +114,12 @@ double BenchResult::counter_in(const std::string& key, const NumberRange& range)
   return value;
 }
 
+void BenchResults::append(const BenchResults& other) {
+  results.insert(results.end(), other.results.begin(), other.results.end());
+  skipped.insert(skipped.end(), other.skipped.begin(), other.skipped.end());
+  notes.insert(notes.end(), other.notes.begin(), other.notes.end());
+}
+
 BenchResults parse_bench_results(const nlohmann::json& document, const std::string& source) {
   if (!document.is_object() || !document.contains("benchmarks") || !document.at("benchmarks").is_array()) {
     throw SpecError(source + ".benchmarks",
@@ -122,6 +128,17 @@ BenchResults parse_bench_results(const nlohmann::json& document, const std::stri
                                 source));
   }
   BenchResults out;
+  // zeropp-bench (microbench/main.cpp) names its backend in the context; other Google Benchmark files do not.
+  if (const auto context = document.find("context"); context != document.end() && context->is_object()) {
+    const auto backend = context->find("zeropp_backend");
+    if (backend != context->end() && backend->is_string()) {
+      const std::string name = backend->get<std::string>();
+      if (name == "cuda" || name == "cpu") {
+        out.device = name == "cuda" ? Device::gpu : Device::cpu;
+        out.device_evidence = fmt::format("zeropp-bench results of the {} backend", name);
+      }
+    }
+  }
   // Runs of one benchmark (repetitions) in order of first appearance.
   std::vector<BenchResult> firsts;
   std::map<std::string, std::vector<double>> times;

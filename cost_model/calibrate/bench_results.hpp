@@ -5,11 +5,13 @@
 // user counters. Repetitions of one benchmark collapse to their median; Google Benchmark's own aggregates
 // (mean, median, stddev) are ignored, since the medians are recomputed from the runs.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "cost_model/spec/cluster_spec.hpp"
 #include "cost_model/spec/limits.hpp"
 
 namespace zeropp::calibrate {
@@ -32,9 +34,18 @@ struct BenchResult {
 struct BenchResults {
   std::vector<BenchResult> results;
   std::vector<std::string> skipped;  // "<source>:<name>: <error message>" for runs that reported an error
+  std::vector<std::string> notes;    // what a reader left out or could not check, for the calibration notes
+  // The kind of device the results were measured on, where the file says (zeropp-bench's context
+  // "zeropp_backend", nccl-tests: always GPUs), and the words that say it, for messages.
+  std::optional<Device> device;
+  std::string device_evidence;
+
+  // Appends another file's results (zeropp calibrate reads several); the device is each file's own.
+  void append(const BenchResults& other);
 };
 
-// Parses one Google Benchmark JSON document. Throws SpecError naming "<source>.benchmarks[i].<field>" for a
+// Parses one Google Benchmark JSON document; its device is zeropp-bench's context "zeropp_backend" ("cuda": gpu,
+// "cpu": cpu), unknown without it. Throws SpecError naming "<source>.benchmarks[i].<field>" for a
 // missing or mistyped field, an unknown time unit, a time that is not positive and finite, or a name with a
 // control character (names are printed in the calibration table).
 BenchResults parse_bench_results(const nlohmann::json& document, const std::string& source);

@@ -23,9 +23,6 @@ namespace {
 
 using analytic::Collective;
 
-constexpr Collective kCollectives[] = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
-                                       Collective::send_recv};
-
 // What a benchmark result may report: the bounds of a profile (cluster_json.cpp) and of a model (limits.hpp).
 constexpr NumberRange kBytes{0, 1e18};                                             // collective buffer, bytes
 constexpr NumberRange kRanks{1, static_cast<double>(limits::kGpus), false};        // GPUs in the collective
@@ -362,6 +359,7 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
   out.profile.collectives.clear();
   out.profile.gemm_table.clear();
   for (const auto& s : results.skipped) out.notes.push_back("skipped (benchmark error): " + s);
+  out.notes.insert(out.notes.end(), results.notes.begin(), results.notes.end());
 
   std::map<std::string, std::map<Collective, Series>> collectives;  // level -> collective -> samples
   std::map<Dtype, std::vector<GemmSample>> gemms;
@@ -393,9 +391,8 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
       optimizer.push_back({{params, r.seconds}, r.name});
       continue;
     }
-    const auto c = std::find_if(std::begin(kCollectives), std::end(kCollectives),
-                                [&](Collective k) { return r.parts[0] == analytic::collective_name(k); });
-    if (c == std::end(kCollectives)) {
+    const auto c = analytic::collective_from_name(r.parts[0]);
+    if (!c) {
       out.notes.push_back("ignored (not a GEMM or collective): " + where);
       continue;
     }

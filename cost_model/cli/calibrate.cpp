@@ -1,6 +1,8 @@
-// `zeropp calibrate RESULTS.json... --base CLUSTER -o PROFILE.json`: fits a cluster profile from zeropp-bench
-// results (Google Benchmark JSON) on top of a base cluster (a zoo name or a file), prints the fit quality and
-// the held-out predictions, and writes the profile when every held-out size is predicted within the tolerance.
+// `zeropp calibrate RESULTS... --base CLUSTER -o PROFILE.json`: fits a cluster profile from zeropp-bench results
+// (Google Benchmark JSON) and nccl-tests output (all_reduce_perf, ...: calibrate/nccl_tests.hpp), told apart by
+// their first character, on top of a base cluster (a zoo name or a file) of the kind of device they measured;
+// prints the fit quality and the held-out predictions, and writes the profile when every held-out size is
+// predicted within the tolerance.
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -10,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cost_model/calibrate/calibrate.hpp"
+#include "cost_model/calibrate/results_file.hpp"
 #include "cost_model/cli/command.hpp"
 #include "cost_model/options/cli_checks.hpp"
 #include "cost_model/spec/atomic_file.hpp"
@@ -32,6 +35,8 @@ struct CalibrateArgs {
   double min_bytes = 0;
   double max_bytes = 1e300;
   bool allow_poor_fit = false;
+  std::string collective;  // nccl-tests output that does not name its program
+  std::string link;        // nccl-tests: "intra" or "inter" instead of the device lines' hosts
   Format format = Format::table;
 };
 
@@ -111,13 +116,24 @@ int run(const CalibrateArgs& args) {
     throw SpecError("--min-bytes", fmt::format("--min-bytes={:g} exceeds --max-bytes={:g}: no size is left to fit",
                                                args.min_bytes, args.max_bytes));
   if (!args.output.empty()) check_output_folder(args.output, "-o");
+  calibrate::NcclTestsOptions nccl_tests;
+  nccl_tests.link = args.link;
+  if (!args.collective.empty()) {
+    nccl_tests.collective = analytic::collective_from_name(args.collective);
+    if (!nccl_tests.collective)
+      throw SpecError("--collective", fmt::format("--collective=\"{}\" must be one of all_reduce, all_gather, "
+                                                  "reduce_scatter, send_recv",
+                                                  printable(args.collective)));
+  }
+  if (!args.link.empty() && args.link != "intra" && args.link != "inter")
+    throw SpecError("--link", fmt::format("--link=\"{}\" must be one of intra, inter", printable(args.link)));
+  const ClusterSpec base = load_cluster(args.base);
   calibrate::BenchResults all;
   for (const auto& path : args.results) {
-    auto one = calibrate::load_bench_results(path);
-    all.results.insert(all.results.end(), one.results.begin(), one.results.end());
-    all.skipped.insert(all.skipped.end(), one.skipped.begin(), one.skipped.end());
+    const auto one = calibrate::load_results(path, nccl_tests);
+    calibrate::check_device(one, path, base);
+    all.append(one);
   }
-  const ClusterSpec base = load_cluster(args.base);
   const auto calibration =
       calibrate::calibrate(all, base, {.name = args.name, .min_bytes = args.min_bytes, .max_bytes = args.max_bytes});
   validate(calibration.profile, "profile");
@@ -144,10 +160,12 @@ int run(const CalibrateArgs& args) {
 
 const bool registered = register_command({
     "calibrate",
-    "Fit a cluster profile (collective alpha-beta, GEMM efficiency) from zeropp-bench JSON results",
+    "Fit a cluster profile (collective alpha-beta, GEMM efficiency) from zeropp-bench JSON or nccl-tests output",
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<CalibrateArgs>();
-      sub.add_option("results", args->results, "Google Benchmark JSON files from zeropp-bench")
+      sub.add_option("results", args->results,
+                     "zeropp-bench JSON (--benchmark_out) or nccl-tests output (all_reduce_perf, all_gather_perf, "
+                     "reduce_scatter_perf, sendrecv_perf)")
           ->required()
           ->check(CLI::ExistingFile);
       sub.add_option("--base", args->base, "Base cluster (zoo name or JSON file): peaks, memory, topology")->required();
@@ -162,6 +180,12 @@ const bool registered = register_command({
       sub.add_flag("--allow-poor-fit", args->allow_poor_fit,
                    "Write the profile even when held-out errors exceed "
                    "the tolerance");
+      sub.add_option("--collective", args->collective,
+                     "all_reduce | all_gather | reduce_scatter | send_recv: the program behind nccl-tests output that "
+                     "does not name it (before nccl-tests 2.16.7)");
+      sub.add_option("--link", args->link,
+                     "intra | inter: the link level of nccl-tests output (default: intra when its GPUs are on one "
+                     "host, inter when on several)");
       add_format_option(sub, args->format);
       return [args] { return run(*args); };
     },

@@ -53,6 +53,16 @@ TEST(BenchResults, RepetitionsCollapseToTheirMedianAndAggregatesAreIgnored) {
   EXPECT_NE(parsed.skipped[0].find("data check failed at element 3"), std::string::npos);
 }
 
+TEST(BenchResults, TheDeviceIsZeroppBenchsBackend) {
+  nlohmann::json doc = {{"context", {{"zeropp_backend", "cuda"}}}, {"benchmarks", nlohmann::json::array()}};
+  EXPECT_EQ(parse_bench_results(doc, "r.json").device, Device::gpu);
+  doc["context"]["zeropp_backend"] = "cpu";
+  EXPECT_EQ(parse_bench_results(doc, "r.json").device, Device::cpu);
+  EXPECT_EQ(parse_bench_results(doc, "r.json").device_evidence, "zeropp-bench results of the cpu backend");
+  doc["context"].erase("zeropp_backend");  // another program's Google Benchmark output: unknown
+  EXPECT_FALSE(parse_bench_results(doc, "r.json").device.has_value());
+}
+
 std::string field_of(const nlohmann::json& doc) {
   try {
     parse_bench_results(doc, "r.json");

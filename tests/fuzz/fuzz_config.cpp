@@ -1,6 +1,7 @@
 // Fuzz target of the loaders that read user files: the bytes go through the checked JSON reader
 // (cost_model/spec/json_reader.hpp) and, when they parse, to every loader as a whole document: model, cluster,
-// parallel spec, plan, experiment, validation data and benchmark results (what `zeropp calibrate` reads).
+// parallel spec, plan, experiment, validation data and benchmark results (what `zeropp calibrate` reads); the
+// raw bytes also go to the nccl-tests reader, `zeropp calibrate`'s other input.
 // Bad input must end in SpecError; anything else escaping (another exception, a crash, a sanitizer report) is a
 // finding. Built as the libFuzzer binary zeropp-fuzz-config (clang, ZEROPP_FUZZ) and, everywhere, with
 // corpus_main.cpp as a CTest test over the seed corpus (docs/fuzz.md).
@@ -9,6 +10,7 @@
 #include <string_view>
 
 #include "cost_model/calibrate/bench_results.hpp"
+#include "cost_model/calibrate/nccl_tests.hpp"
 #include "cost_model/search/validation.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
@@ -29,6 +31,7 @@ void load_or_spec_error(Load&& load) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace zeropp;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  load_or_spec_error([&] { calibrate::parse_nccl_tests(text, "fuzz-input.txt", {}); });
   nlohmann::json j;
   try {
     j = parse_json_with_comments(text, "fuzz-input.json");

@@ -76,6 +76,8 @@ Versus versus(const std::string& label, const Candidate& best, const Candidate& 
   for (std::size_t i = 1; i < bp.size(); ++i)
     if (op[i].seconds - bp[i].seconds > op[k].seconds - bp[k].seconds) k = i;
   v.main_difference = fmt::format("{} {:+.3f} s", bp[k].name, op[k].seconds - bp[k].seconds);
+  for (std::size_t i = 0; i < bp.size(); ++i) v.deltas.push_back({bp[i].name, op[i].seconds - bp[i].seconds});
+  v.peak_delta_bytes = other.estimate.memory_bytes.peak - best.estimate.memory_bytes.peak;
   return v;
 }
 
@@ -94,7 +96,9 @@ Explanation explain(const SearchResult& r) {
     if (s.best)
       e.versus.push_back(versus("best " + to_string(s.strategy), best, *s.best));
     else
-      e.missing.push_back(fmt::format("{}: {}", to_string(s.strategy), s.note));
+      e.missing.push_back(s.closest.any ? fmt::format("{}: {}; closest {}", to_string(s.strategy), s.note,
+                                                      s.closest.reason)
+                                        : fmt::format("{}: {}", to_string(s.strategy), s.note));
   }
   return e;
 }

@@ -31,6 +31,8 @@ struct Versus {
   double delta_s = 0;           // other - best iteration time
   double slowdown = 0;          // other / best iteration time
   std::string main_difference;  // "bubble +0.210 s"
+  std::vector<TimeShare> deltas;  // per part of time_parts: other - best seconds
+  double peak_delta_bytes = 0;    // other - best peak memory
 };
 
 struct Explanation {

@@ -1,5 +1,9 @@
 // The search space, counted by hand on a tiny case: 8 GPUs in one node, a 4-layer model (pp in {1, 2, 4}),
 // global batch 16, b in {1, 2} (max_micro_batch = 2), v <= 2, three recompute modes.
+// Issue 13 grew the space (no default cut): ZeRO stage 0 and 1 for the strategies that allow both (3d,
+// 1f1b_zero1, zero3_pp), sequence parallelism on and off when tp > 1, every U in 1..B for ZeroPP, tp and z any
+// divisor of the node (here 8: the divisors are the powers of two, so tp and z are unchanged). The counts below
+// are the old ones times those factors, each derived in its comment.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -28,9 +32,10 @@ std::int64_t count(Strategy s) { return count_plans(testing::tiny_experiment(), 
 // interleaved v=2, bfs v=1, bfs v=2 (6); pp = 4 -> 1f1b, zb_h1, zb_h2, bfs v=1 (4). Every (layout) below has
 // two micro-batch sizes (b = 1, 2 both divide 16 / pipelines), and the interleaving rule (pp | B) always holds.
 TEST(SearchSpace, ThreeDByHand) {
-  // (tp, pp): (1,1) (1,2) (1,4) (2,1) (2,2) (2,4) (4,1) (4,2) (8,1): schedules 1+6+4+1+6+4+1+6+1 = 30,
-  // x 2 b x 3 recompute = 180.
-  EXPECT_EQ(count(Strategy::three_d), 180);
+  // (tp, pp): (1,1) (1,2) (1,4) (2,1) (2,2) (2,4) (4,1) (4,2) (8,1): schedules 1+6+4+1+6+4+1+6+1 = 30, of which
+  // 19 with tp > 1 run with sequence parallelism on and off: 11 + 2 x 19 = 49, x 2 ZeRO stages x 2 b x 3
+  // recompute = 588 (180 before issue 13: one ZeRO stage, SP always on).
+  EXPECT_EQ(count(Strategy::three_d), 588);
 }
 
 TEST(SearchSpace, Zero3ByHand) {
@@ -39,27 +44,28 @@ TEST(SearchSpace, Zero3ByHand) {
 }
 
 TEST(SearchSpace, PpZero1ByHand) {
-  // pp in {1, 2, 4}: schedules 1 + 6 + 4 = 11, x 2 b x 3 recompute = 66.
-  EXPECT_EQ(count(Strategy::pp_zero1), 66);
+  // pp in {1, 2, 4}: schedules 1 + 6 + 4 = 11, x 2 b x 3 recompute = 66, x 2 ZeRO stages = 132.
+  EXPECT_EQ(count(Strategy::pp_zero1), 132);
 }
 
 TEST(SearchSpace, Zero3PpByHand) {
-  // (z, pp): (2,1) (2,2) (2,4) (4,1) (4,2) (8,1): schedules 1+6+4+1+6+1 = 19, x 2 b x 3 = 114.
-  EXPECT_EQ(count(Strategy::zero3_pp), 114);
+  // (z, pp): (2,1) (2,2) (2,4) (4,1) (4,2) (8,1): schedules 1+6+4+1+6+1 = 19, x 2 b x 3 = 114, x 2 ZeRO
+  // stages = 228.
+  EXPECT_EQ(count(Strategy::zero3_pp), 228);
 }
 
 TEST(SearchSpace, ZeroPPByHand) {
-  // Units U in {1, 2, 4, ... < B} + {B}: B=1 -> 1, B=2 -> 2, B=4 -> 3, B=8 -> 4.
+  // Units U in 1..B (B of them; before issue 13 the powers of two < B and B: 1, 2, 3, 4 for B = 1, 2, 4, 8).
   // pp=1 (8 pipelines): b=1 B=2, b=2 B=1 -> 3 units; v=1.
-  // pp=2 (4 pipelines): b=1 B=4, b=2 B=2 -> 5; v in {1, 2} -> 10.
-  // pp=4 (2 pipelines): b=1 B=8, b=2 B=4 -> 7; v=1.
-  // z=2: 3+10+7; z=4 (pp 1, 2): 3+10; z=8 (pp 1): 3 -> 36 x 3 recompute = 108, for hybrid A and B alike.
-  EXPECT_EQ(count(Strategy::zeropp_a), 108);
-  EXPECT_EQ(count(Strategy::zeropp_b), 108);
+  // pp=2 (4 pipelines): b=1 B=4, b=2 B=2 -> 6; v in {1, 2} -> 12.
+  // pp=4 (2 pipelines): b=1 B=8, b=2 B=4 -> 12; v=1.
+  // z=2: 3+12+12; z=4 (pp 1, 2): 3+12; z=8 (pp 1): 3 -> 45 x 3 recompute = 135, for hybrid A and B alike.
+  EXPECT_EQ(count(Strategy::zeropp_a), 135);
+  EXPECT_EQ(count(Strategy::zeropp_b), 135);
 }
 
 TEST(SearchSpace, AllStrategiesAddUp) {
-  EXPECT_EQ(count_plans(testing::tiny_experiment(), tiny_options()), 180 + 6 + 66 + 114 + 108 + 108);
+  EXPECT_EQ(count_plans(testing::tiny_experiment(), tiny_options()), 588 + 6 + 132 + 228 + 135 + 135);
 }
 
 TEST(SearchSpace, EveryPlanIsValidAndDistinct) {
@@ -70,7 +76,7 @@ TEST(SearchSpace, EveryPlanIsValidAndDistinct) {
     EXPECT_EQ(plan.parallel.global_batch(), 16);
     EXPECT_TRUE(seen.insert(to_json(plan.parallel).dump()).second) << to_json(plan.parallel).dump();
   });
-  EXPECT_EQ(seen.size(), 582u);
+  EXPECT_EQ(seen.size(), 1224u);
 }
 
 TEST(SearchSpace, IntraNodeGroupsStayInOneNode) {
@@ -108,10 +114,10 @@ TEST(SearchSpace, PlansBeyondTheActionBudgetAreLeftOut) {
 
 TEST(SearchSpace, BadOptionsNameTheField) {
   SpaceOptions o;
-  o.max_v = 0;
+  o.max_v = -1;  // 0 means no cut since issue 13
   try {
     count_plans(testing::tiny_experiment(), o);
-    FAIL() << "max_v = 0 accepted";
+    FAIL() << "max_v = -1 accepted";
   } catch (const SpecError& e) {
     EXPECT_EQ(e.field(), "search.max_v");
   }

@@ -57,7 +57,7 @@ void print_row(const std::string& rank, const search::Candidate& c) {
   const auto& t = c.estimate.time_s;
   const bool zeropp = is_zeropp(p.strategy);
   std::cout << fmt::format(
-      "{:>4} {:<10} {:>2} {:>2} {:>2} {:>3} {:>1} {:<11} {:>2} {:>4} {:>4} {:<9} "
+      "{:>4} {:<10} {:>2} {:>2} {:>2} {:>3} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} "
       "{:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>6.1f} {:>5.1f}% {:>6.1f}{}\n",
       rank, to_string(p.strategy), p.tp, p.z, p.pp, p.dp, p.v, to_string(p.schedule), p.micro_batch, p.micro_batches,
       zeropp ? std::to_string(p.unit) : "-", to_string(p.recompute), t.iteration, t.compute, t.comm_exposed, t.bubble,
@@ -67,7 +67,7 @@ void print_row(const std::string& rank, const search::Candidate& c) {
 
 void print_header() {
   std::cout << fmt::format(
-      "{:>4} {:<10} {:>2} {:>2} {:>2} {:>3} {:>1} {:<11} {:>2} {:>4} {:>4} {:<9} {:>8} {:>8} "
+      "{:>4} {:<10} {:>2} {:>2} {:>2} {:>3} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} {:>8} {:>8} "
       "{:>8} {:>8} {:>6} {:>6} {:>6}\n",
       "rank", "strategy", "tp", "z", "pp", "dp", "v", "schedule", "b", "B", "U", "recompute", "iter s", "compute",
       "exp comm", "bubble", "TFLOP/s", "MFU", "GiB");
@@ -81,13 +81,14 @@ void print_table(const search::SearchResult& r, int top) {
                            ex.model.seq_len, to_string(ex.dtype));
   const bool sim = r.ranked_by == "simulated";
   std::cout << fmt::format(
-      "plans: {} in the space; {} refused by the plan rules; {} cannot fit (memory bound), {} cannot be an "
-      "answer (time bound): not {}; {} {} ({} fit, {} over memory)\n",
-      n.enumerated, n.rejected, n.over_memory_bound, n.pruned, sim ? "simulated" : "estimated", n.simulated,
-      sim ? "simulated" : "estimated in closed form", n.feasible, n.simulated - n.feasible);
+      "plans: {} enumerated (the whole space); {} refused by the plan rules; not {}: {} that cannot fit (memory "
+      "bound), {} that cannot be an answer (time bound); {} {}: {} feasible, {} over memory; ranked by {} "
+      "iteration time\n",
+      n.enumerated, n.rejected, sim ? "simulated" : "estimated", n.over_memory_bound, n.pruned, n.simulated,
+      sim ? "simulated" : "estimated in closed form", n.feasible, n.simulated - n.feasible,
+      sim ? "simulated" : "closed-form");
   std::cout << "pruning: " << r.pruning_rule << "\n";
-  std::cout << "ranking: " << (sim ? "simulated iteration time" : "closed-form iteration time") << "; "
-            << r.tie_rule << "\n\n";
+  std::cout << "ranking: " << r.tie_rule << "\n\n";
 
   if (r.ranked.empty()) {
     std::cout << "no plan fits in memory.\n";

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cost_model/schedule/generate.hpp"
+#include "cost_model/schedule/plan_program.hpp"
 #include "cost_model/simulate/costs_from_plan.hpp"
 #include "cost_model/spec/strategy.hpp"
 
@@ -31,6 +33,25 @@ PlanBounds lower_bounds(const Plan& plan) {
   out.time_s *= 1 - kRounding;
   out.memory_bytes *= 1 - kRounding;
   return out;
+}
+
+double warmup_memory_bound(const Plan& plan) {
+  const simulate::ActionCosts costs = simulate::costs_from_plan(plan);
+  const schedule::Program program = schedule::generate(schedule::schedule_for(plan));
+  const bool recompute = plan.parallel.recompute != Recompute::none;
+  double out = 0;
+  for (int r = 0; r < static_cast<int>(program.ranks.size()); ++r) {
+    double live = r < static_cast<int>(costs.static_bytes.size()) ? costs.static_bytes[r] : 0;
+    for (const schedule::Action& a : program.ranks[r]) {
+      if (a.type == schedule::ActionType::B || a.type == schedule::ActionType::BW) break;
+      if (a.type != schedule::ActionType::F) continue;
+      const simulate::StageCost& c = costs.stages[a.stage];
+      // Recomputed micro-batches keep their checkpoint (the last stage of some schedules is not recomputed).
+      live += recompute ? std::min(c.checkpoint_bytes, c.activation_bytes) : c.activation_bytes;
+    }
+    out = std::max(out, live);
+  }
+  return out * (1 - kRounding);
 }
 
 }  // namespace zeropp::search

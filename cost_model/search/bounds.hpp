@@ -15,6 +15,14 @@
 //                 stage of a schedule that exempts it: recomputes_last_stage), and the rank's OPT_STEP.
 //   memory_bytes  <= the simulated peak: the simulator starts every rank at its static bytes (model-state
 //                 shards, held all along) and its peak is at least that; the bound is the largest over ranks.
+//                 Every allocation the simulator makes is >= 0 and freed at most once, so what is live at an instant
+//                 only adds to the static bytes.
+// warmup_memory_bound (a second, costlier memory bound: it generates the compute-only schedule, no simulation):
+//                 a rank's compute stream runs its actions in program order, and an F's activations (its
+//                 checkpoint when the plan recomputes) stay allocated until its micro-batch's B/BW ends. When the
+//                 last F before the rank's first B/BW (in program order) starts, no B/BW of the rank has started,
+//                 so every one of those F's allocations is live: peak >= static + their sum. (Lowering adds
+//                 communication actions around the compute ones and keeps their order.)
 // Pure ZeRO-3 is simulated layer by layer (per_layer.hpp), the stage's costs split over its layers; the sums
 // are the same up to rounding, which the factor kRounding below absorbs.
 // tests/search/bounds_test.cpp checks both bounds against the simulation of every plan of small spaces.
@@ -31,5 +39,7 @@ struct PlanBounds {
 inline constexpr double kRounding = 1e-9;
 
 PlanBounds lower_bounds(const Plan& plan);
+// max(lower_bounds(plan).memory_bytes, the warm-up bound above) <= simulated peak.
+double warmup_memory_bound(const Plan& plan);
 
 }  // namespace zeropp::search

@@ -149,6 +149,12 @@ class Searcher {
         if (e.bounds.time_s > largest_threshold()) break;  // every later bound is larger still
         continue;
       }
+      // The costlier memory bound, only for plans that would otherwise be simulated.
+      e.bounds.memory_bytes = std::max(e.bounds.memory_bytes, warmup_memory_bound(plan_of(e)));
+      if (e.bounds.memory_bytes > memory()) {
+        e.fate = PlanFate::over_memory_bound;
+        continue;
+      }
       evaluate(i);
     }
     // Plans after the break keep fate pruned_by_time unless their memory bound already rules them out.
@@ -165,9 +171,15 @@ class Searcher {
       std::stable_sort(members.begin(), members.end(), [&](std::int64_t a, std::int64_t b) {
         return entries_[a].bounds.memory_bytes < entries_[b].bounds.memory_bytes;
       });
+      // Sorted by the memory bounds as they stand: every later plan's bound is at least this one's.
+      const auto out_of_reach = [&](double bound) {
+        return g.closest && bound - memory() > g.closest->estimate.over_by_bytes;
+      };
       for (std::int64_t i : members) {
-        if (g.closest && entries_[i].bounds.memory_bytes - memory() > g.closest->estimate.over_by_bytes) break;
-        if (!evaluated_.contains(i)) evaluate(i);
+        if (out_of_reach(entries_[i].bounds.memory_bytes)) break;
+        if (evaluated_.contains(i)) continue;
+        if (out_of_reach(warmup_memory_bound(plan_of(entries_[i])))) continue;
+        evaluate(i);
       }
     };
     for (Group& g : strategy_groups_) settle(g);
@@ -230,8 +242,9 @@ class Searcher {
         !options_.simulate ? "none: every plan is estimated in closed form and ranked by closed-form time"
         : options_.exhaustive
             ? "none: every plan is simulated (exhaustive)"
-            : "exact branch and bound: a plan is not simulated when its static model-state bytes exceed GPU memory "
-              "(it cannot fit) or when a lower bound on its simulated time (busiest rank's compute seconds + the "
+            : "exact branch and bound: a plan is not simulated when a lower bound on its simulated peak (static "
+              "model-state bytes + the activations of the forwards before its first backward) exceeds GPU memory "
+              "(it cannot fit), or when a lower bound on its simulated time (busiest rank's compute seconds + the "
               "forward chain before it) exceeds the time of every answer it could change";
     r.tie_rule = "ties: lower peak memory, then the earlier plan in enumeration order (strategy, tp/z, pp, ZeRO "
                  "stage, sequence parallelism, schedule, v, b, U, recompute)";

@@ -31,6 +31,9 @@ TEST(Bounds, BelowTheSimulationForEveryPlan) {
     EXPECT_LE(b.time_s, e.time_s.iteration) << describe_plan(plan.parallel);
     EXPECT_GT(b.memory_bytes, 0) << describe_plan(plan.parallel);
     EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(plan.parallel);
+    const double warmup = warmup_memory_bound(plan);
+    EXPECT_GE(warmup, b.memory_bytes) << describe_plan(plan.parallel);
+    EXPECT_LE(warmup, e.memory_bytes.peak) << describe_plan(plan.parallel);
   });
   EXPECT_GT(plans, 1000);
 }
@@ -102,6 +105,11 @@ TEST(ExactSearch, Gpt3_1_3bEqualsBruteForce) {
   space.max_v = 2;
   space.max_micro_batch = 4;
   expect_pruned_equals_brute_force(testing::experiment("gpt3-1.3b", 16, 64), space, 25);
+}
+
+// The case over the whole space (no cut): GPT-3 13B on 64 A100, global batch 256, 17 k plans.
+TEST(ExactSearch, Gpt3_13bOn64A100EqualsBruteForce) {
+  expect_pruned_equals_brute_force(testing::experiment("gpt3-13b", 64, 256), SpaceOptions{}, 10);
 }
 
 // Nothing fits anywhere: every strategy's closest plan is exact.

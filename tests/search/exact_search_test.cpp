@@ -1,10 +1,12 @@
 // Issue 13, point 3: the search is exact. Its bounds hold for every plan (bounds.hpp), and the pruned search
 // returns, plan for plan, what simulating every plan returns: the top plans, the best of every strategy and of
 // every (strategy, schedule) pair, and where nothing fits, the closest plan.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "cost_model/search/bounds.hpp"
 #include "cost_model/search/describe.hpp"
+#include "cost_model/search/plans_csv.hpp"
 #include "cost_model/search/search.hpp"
 #include "cost_model/search/simulated_estimate.hpp"
 #include "cost_model/spec/names.hpp"
@@ -118,6 +120,40 @@ TEST(ExactSearch, NothingFitsEqualsBruteForce) {
   space.max_v = 2;
   space.max_micro_batch = 2;
   expect_pruned_equals_brute_force(testing::experiment("gpt3-175b", 8, 8), space, 5);
+}
+
+}  // namespace
+}  // namespace zeropp::search
+
+namespace zeropp::search {
+namespace {
+
+// --csv: one row per enumerated plan, in enumeration order, with its fate; the evaluated ones carry their
+// simulated time, and the ranked winner is among them with the same numbers.
+TEST(PlansCsv, EveryPlanWithItsFate) {
+  SearchOptions o;
+  o.space = small_space();
+  o.keep_all = true;
+  const SearchResult r = run_search(testing::tiny_experiment(), o);
+  const std::string csv = plans_csv(r);
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, next; at < csv.size(); at = next + 1) {
+    next = csv.find('\n', at);
+    lines.push_back(csv.substr(at, next - at));
+  }
+  ASSERT_EQ(static_cast<std::int64_t>(lines.size()), r.counts.enumerated + 1);
+  EXPECT_EQ(lines[0].rfind("index,strategy,tp,z,pp,dp,", 0), 0u);
+  std::int64_t simulated = 0, pruned = 0;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i].rfind(std::to_string(i - 1) + ",", 0), 0u) << lines[i];
+    simulated += lines[i].find(",simulated,") != std::string::npos;
+    pruned += lines[i].find(",pruned_by_time,") != std::string::npos;
+  }
+  EXPECT_EQ(simulated, r.counts.simulated);
+  EXPECT_EQ(pruned, r.counts.pruned);
+  const Candidate& best = r.ranked.front();
+  const std::string& row = lines[best.index + 1];
+  EXPECT_NE(row.find(fmt::format(",simulator,{:.9g},", best.estimate.time_s.iteration)), std::string::npos) << row;
 }
 
 }  // namespace

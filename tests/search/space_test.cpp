@@ -135,3 +135,40 @@ TEST(SearchSpace, BadOptionsNameTheField) {
 
 }  // namespace
 }  // namespace zeropp::search
+
+namespace zeropp::search {
+namespace {
+
+// Issue 13: no default cut hides a plan. Calculon's optimal execution for GPT-3 13B on 64 A100 with batch 256
+// (tp 1, pp 8, dp 8, v 5: interleaved) was outside the old space (max_v = 4); every v with pp v | L is in now,
+// with every b dividing the batch and every U up to B, and z any divisor of the node.
+TEST(SearchSpace, HoldsCalculonsWinnerAndEveryUnit) {
+  const Experiment ex = testing::experiment("gpt3-13b", 64, 256);
+  bool calculon = false, ragged_unit = false, v_beyond_4 = false;
+  for_each_plan(ex, SpaceOptions{}, [&](const Plan& plan) {
+    const ParallelSpec& p = plan.parallel;
+    calculon = calculon || (p.strategy == Strategy::three_d && p.tp == 1 && p.pp == 8 && p.dp == 8 && p.v == 5 &&
+                            p.schedule == ScheduleKind::interleaved);
+    ragged_unit = ragged_unit || (p.schedule == ScheduleKind::zeropp && p.micro_batches % p.unit != 0);
+    v_beyond_4 = v_beyond_4 || p.v == 20;
+  });
+  EXPECT_TRUE(calculon);
+  EXPECT_TRUE(ragged_unit);
+  EXPECT_TRUE(v_beyond_4);
+  // z any divisor of a 6-GPU node (not only powers of two): 2, 3, 6.
+  Experiment six = testing::tiny_experiment();
+  six.cluster.gpus_per_node = 6;
+  six.cluster.nodes = 1;
+  six.gpus = 6;
+  six.global_batch = 12;
+  six.model.heads = 6;
+  six.model.hidden = 384;
+  std::set<int> zs;
+  SpaceOptions o;
+  o.strategies = {Strategy::zeropp_b};
+  for_each_plan(six, o, [&](const Plan& plan) { zs.insert(plan.parallel.z); });
+  EXPECT_EQ(zs, (std::set<int>{2, 3, 6}));
+}
+
+}  // namespace
+}  // namespace zeropp::search

@@ -43,7 +43,7 @@ double three_d_time(const std::vector<search::CompareRow>& rows) {
   return 0;
 }
 
-void print_table(const Experiment& ex, const std::vector<search::CompareRow>& rows) {
+void print_table(const Experiment& ex, const std::vector<search::CompareRow>& rows, const search::SearchResult& r) {
   std::cout << fmt::format("{}: {} on {} GPUs of {}, global batch {} x {} tokens, {}\n\n", ex.name, ex.model.name,
                            ex.gpus, ex.cluster.name, ex.global_batch, ex.model.seq_len, to_string(ex.dtype));
   std::cout << fmt::format(
@@ -75,7 +75,13 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
         e.memory_bytes.peak / kGiB, closed_peak, e.comm_bytes.total / 1e9, vs,
         e.feasible ? "" : fmt::format("  does not fit: over by {:.1f} GiB", e.over_by_bytes / kGiB));
   }
-  std::cout << "\niter s and peak GiB (GiB = 2^30 B): simulated schedule; (closed): the closed forms for the same plan"
+  const search::SearchCounts& n = r.counts;
+  std::cout << fmt::format(
+      "\nEach row is the best plan of one search over the whole space ({} plans; {} {}, {} ruled out by provable "
+      "bounds): the same plans as `zeropp search`; {}.\n",
+      n.enumerated, n.simulated, r.ranked_by == "simulated" ? "simulated" : "estimated in closed form",
+      n.pruned + n.over_memory_bound, r.tie_rule);
+  std::cout << "iter s and peak GiB (GiB = 2^30 B): simulated schedule; (closed): the closed forms for the same plan"
             << (any_closed ? "; cf: closed form only (--closed-form)" : "")
             << ".\nTFLOP/s per GPU counts executed FLOPs (incl. recompute); MFU counts model FLOPs only. "
                "sent GB: bytes sent per GPU per iteration (GB = 1e9).\n";
@@ -109,7 +115,9 @@ int run(const CompareArgs& args) {
   const Experiment ex = build_experiment(args);
   search::CompareOptions options;
   options.simulate = !args.closed_form;
-  const auto rows = search::compare_rows(ex, search::select_rows(ex, args.strategies), options);
+  const auto specs = search::select_rows(ex, args.strategies);
+  const search::SearchResult result = search::run_search(ex, search::search_options(specs, options));
+  const auto rows = search::rows_of(result, specs);
   if (args.format == Format::json) {
     nlohmann::json j = {{"schema", kSchemaVersion},
                         {"command", "compare"},
@@ -121,10 +129,16 @@ int run(const CompareArgs& args) {
                           {"gpus", ex.gpus},
                           {"global_batch", ex.global_batch},
                           {"dtype", to_string(ex.dtype)}}},
+                        {"counts",
+                         {{"enumerated", result.counts.enumerated},
+                          {"simulated", result.counts.simulated},
+                          {"over_memory_bound", result.counts.over_memory_bound},
+                          {"pruned", result.counts.pruned}}},
+                        {"tie_rule", result.tie_rule},
                         {"strategies", rows_json(rows)}};
     std::cout << j.dump(2) << "\n";
   } else {
-    print_table(ex, rows);
+    print_table(ex, rows, result);
   }
   return 0;
 }

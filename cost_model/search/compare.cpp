@@ -81,8 +81,7 @@ CompareRow best_row_plan(const Experiment& ex, const CompareRowSpec& row, const 
   return compare_rows(ex, {row}, options).front();
 }
 
-std::vector<CompareRow> compare_rows(const Experiment& experiment, const std::vector<CompareRowSpec>& rows,
-                                     const CompareOptions& options) {
+SearchOptions search_options(const std::vector<CompareRowSpec>& rows, const CompareOptions& options) {
   SearchOptions o;
   o.space = options.space;
   o.space.strategies.clear();
@@ -91,7 +90,12 @@ std::vector<CompareRow> compare_rows(const Experiment& experiment, const std::ve
       o.space.strategies.push_back(r.strategy);
   o.simulate = options.simulate;
   o.progress = options.progress;
-  return rows_of(run_search(experiment, o), rows);
+  return o;
+}
+
+std::vector<CompareRow> compare_rows(const Experiment& experiment, const std::vector<CompareRowSpec>& rows,
+                                     const CompareOptions& options) {
+  return rows_of(run_search(experiment, search_options(rows, options)), rows);
 }
 
 }  // namespace zeropp::search

@@ -57,6 +57,8 @@ std::vector<CompareRowSpec> select_rows(const Experiment& experiment, const std:
 // The rows of a search already run (its strategies must include every row's).
 std::vector<CompareRow> rows_of(const SearchResult& result, const std::vector<CompareRowSpec>& rows);
 
+// The search compare_rows runs: the rows' strategies, in the rows' order.
+SearchOptions search_options(const std::vector<CompareRowSpec>& rows, const CompareOptions& = {});
 // One search over the rows' strategies, then rows_of.
 CompareRow best_row_plan(const Experiment& experiment, const CompareRowSpec& row, const CompareOptions& = {});
 std::vector<CompareRow> compare_rows(const Experiment& experiment, const std::vector<CompareRowSpec>& rows,

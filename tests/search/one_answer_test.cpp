@@ -105,6 +105,7 @@ TEST(OneAnswer, SearchCompareReportAndCriterionAgree) {
       EXPECT_EQ(report.criterion_b, v.zeropp.parallel.micro_batch) << ex.name;
       EXPECT_EQ(report.criterion_unit, v.zeropp.parallel.unit) << ex.name;
       EXPECT_FALSE(v.paragraph.empty());
+      EXPECT_EQ(report.criterion_verdict, v.paragraph) << ex.name;  // the report quotes the same reconciliation
     }
   }
 }

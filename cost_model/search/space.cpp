@@ -54,7 +54,8 @@ std::vector<ScheduleChoice> schedule_choices(Strategy s, int pp, int L, int max_
     return out;
   }
   if (pp == 1) return {{ScheduleKind::one_f_one_b, 1}};
-  for (ScheduleKind k : {ScheduleKind::one_f_one_b, ScheduleKind::zb_h1, ScheduleKind::zb_h2}) out.push_back({k, 1});
+  for (ScheduleKind k : {ScheduleKind::one_f_one_b, ScheduleKind::zb_h1, ScheduleKind::zb_h2, ScheduleKind::gpipe})
+    out.push_back({k, 1});
   for (int v = 2; v <= max_v; ++v)
     if (fits(v)) out.push_back({ScheduleKind::interleaved, v});
   for (int v = 1; v <= max_v; ++v)

@@ -15,7 +15,7 @@
 //               hybrid B shards the optimizer across dp (stage 1).
 // Schedules and chunks v (pp > 1; with pp = 1 every schedule is the same sequence, so 1f1b with v = 1 stands for
 // them all, and zeropp keeps its own schedule): every v with L divisible by pp v, and
-//   3d, 1f1b_zero1, zero3_pp   1f1b, zb_h1, zb_h2 (v = 1); interleaved (v >= 2, B a multiple of pp as
+//   3d, 1f1b_zero1, zero3_pp   1f1b, zb_h1, zb_h2, gpipe (v = 1); interleaved (v >= 2, B a multiple of pp as
 //                              Megatron requires); bfs (v >= 1).
 //   zeropp_a/b                 zeropp, every U in 1..B (the last unit holds B mod U micro-batches when U does
 //                              not divide B).

@@ -10,25 +10,18 @@
 #include "cost_model/search/search.hpp"
 #include "cost_model/search/study_report.hpp"
 #include "cost_model/spec/names.hpp"
+#include "tests/analytic/formulas_models.hpp"
 
 namespace zeropp::search {
 namespace {
 
-// Meta's Llama 3 configurations (config.json of Meta-Llama-3-8B and -70B): GQA with 8 key/value heads, SwiGLU,
-// rotary positions, untied embeddings, 128256-token vocabulary, 8192-token context.
+// Meta's Llama 3 configurations (config.json of Meta-Llama-3-8B and -70B): Llama-2's architecture with 8
+// key/value heads, a 128256-token vocabulary and an 8192-token context.
 ModelSpec llama3(int layers, int hidden, int heads, int ffn) {
-  ModelSpec m;
+  ModelSpec m = test::llama(layers, hidden, heads, 8, ffn);
   m.name = fmt::format("llama3-{}L", layers);
-  m.layers = layers;
-  m.hidden = hidden;
-  m.heads = heads;
-  m.kv_heads = 8;
-  m.ffn_hidden = ffn;
   m.seq_len = 8192;
   m.vocab = 128256;
-  m.mlp = MlpKind::swiglu;
-  m.tied_embedding = false;
-  m.learned_positions = false;
   return m;
 }
 

@@ -140,7 +140,9 @@ int run(SearchArgs& a) {
   std::unique_ptr<ProgressLine> progress;
   if (a.format != Format::json && isatty(fileno(stderr))) {
     progress = std::make_unique<ProgressLine>();
-    o.progress = [&](std::int64_t done, std::int64_t total) { progress->show(done, total); };
+    o.progress = [&](const char* phase, std::int64_t done, std::int64_t total) {
+      progress->show(phase, done, total);
+    };
   }
   const search::SearchResult r = search::run_search(ex, o);
   if (progress) progress->finish();

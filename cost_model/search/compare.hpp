@@ -37,7 +37,7 @@ std::vector<CompareRowSpec> compare_row_specs();
 struct CompareOptions {
   SpaceOptions space;  // strategies are set from the rows
   bool simulate = true;
-  std::function<void(std::int64_t, std::int64_t)> progress;  // SearchOptions::progress
+  std::function<void(const char*, std::int64_t, std::int64_t)> progress;  // SearchOptions::progress
 };
 
 struct CompareRow {

@@ -82,7 +82,7 @@ class Searcher {
       for (std::int64_t i = 0; i < static_cast<std::int64_t>(entries_.size()); ++i) {
         if (entries_[i].fate == PlanFate::rejected) continue;
         evaluate(i);
-        tick(i + 1);
+        tick("simulating", i + 1);
       }
     }
     return result();
@@ -96,6 +96,8 @@ class Searcher {
   }
 
   void enumerate() {
+    // The space is counted first (cheap: no estimate) so that progress can say how far along it is.
+    total_ = options_.progress ? count_plans(ex_, options_.space) : 0;
     for_each_plan(ex_, options_.space, [&](const Plan& plan) {
       Entry e;
       e.parallel = plan.parallel;
@@ -112,7 +114,9 @@ class Searcher {
         e.fate = PlanFate::rejected;
       }
       entries_.push_back(std::move(e));
+      tick("bounding", static_cast<std::int64_t>(entries_.size()));
     });
+    total_ = static_cast<std::int64_t>(entries_.size());
   }
 
   // The time above which a plan of this entry's groups can no longer enter any answer.
@@ -139,7 +143,7 @@ class Searcher {
     std::int64_t visited = 0;
     for (std::int64_t i : order) {
       Entry& e = entries_[i];
-      tick(++visited);
+      tick("simulating", ++visited);
       if (e.bounds.memory_bytes > memory()) {
         e.fate = PlanFate::over_memory_bound;
         continue;
@@ -228,9 +232,8 @@ class Searcher {
     if (static_cast<int>(top_.size()) > keep_) top_.pop_back();
   }
 
-  void tick(std::int64_t done) {
-    if (options_.progress && (done % 1024 == 0 || done == static_cast<std::int64_t>(entries_.size())))
-      options_.progress(done, static_cast<std::int64_t>(entries_.size()));
+  void tick(const char* phase, std::int64_t done) {
+    if (options_.progress && (done % 1024 == 0 || done == total_)) options_.progress(phase, done, total_);
   }
 
   SearchResult result() {
@@ -330,6 +333,7 @@ class Searcher {
   std::unordered_map<std::int64_t, Candidate> evaluated_;
   std::vector<Candidate> top_;
   int keep_ = 2;
+  std::int64_t total_ = 0;
   std::optional<Candidate> fastest_infeasible_;
 };
 

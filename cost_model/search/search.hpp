@@ -40,8 +40,9 @@ struct SearchOptions {
   bool exhaustive = false;  // simulate every plan, no pruning (tests)
   int top = 10;             // the fastest `top` plans are found exactly (at least 2: the runner-up explains)
   bool keep_all = false;    // keep every enumerated plan in SearchResult::all (--csv)
-  // Called now and then while plans are simulated: (plans visited, plans in the space). Optional.
-  std::function<void(std::int64_t, std::int64_t)> progress;
+  // Called now and then: (phase, plans done, plans in the space). Phases: "bounding" (enumerating and bounding
+  // every plan), "simulating" (visiting plans by time bound). Optional.
+  std::function<void(const char*, std::int64_t, std::int64_t)> progress;
 };
 
 // One evaluated plan.

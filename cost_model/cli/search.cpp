@@ -57,20 +57,20 @@ void print_row(const std::string& rank, const search::Candidate& c) {
   const auto& t = c.estimate.time_s;
   const bool zeropp = is_zeropp(p.strategy);
   std::cout << fmt::format(
-      "{:>4} {:<10} {:>2} {:>2} {:>2} {:>3} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} "
+      "{:>4} {:<10} {:>2} {:<5} {:>2} {:>2} {:>3} {:>2} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} "
       "{:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>6.1f} {:>5.1f}% {:>6.1f}{}\n",
-      rank, to_string(p.strategy), p.tp, p.z, p.pp, p.dp, p.v, to_string(p.schedule), p.micro_batch, p.micro_batches,
-      zeropp ? std::to_string(p.unit) : "-", to_string(p.recompute), t.iteration, t.compute, t.comm_exposed, t.bubble,
-      c.estimate.throughput.tflops_per_gpu, 100 * c.estimate.throughput.mfu, c.estimate.memory_bytes.peak / kGiB,
-      c.simulated ? "" : " (closed form)");
+      rank, to_string(p.strategy), p.tp, search::tp_comm_label(p), p.z, p.pp, p.dp, p.zero_stage, p.v, to_string(p.schedule),
+      p.micro_batch, p.micro_batches, zeropp ? std::to_string(p.unit) : "-", to_string(p.recompute), t.iteration,
+      t.compute, t.comm_exposed, t.bubble, c.estimate.throughput.tflops_per_gpu, 100 * c.estimate.throughput.mfu,
+      c.estimate.memory_bytes.peak / kGiB, c.simulated ? "" : " (closed form)");
 }
 
 void print_header() {
   std::cout << fmt::format(
-      "{:>4} {:<10} {:>2} {:>2} {:>2} {:>3} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} {:>8} {:>8} "
+      "{:>4} {:<10} {:>2} {:<5} {:>2} {:>2} {:>3} {:>2} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} {:>8} {:>8} "
       "{:>8} {:>8} {:>6} {:>6} {:>6}\n",
-      "rank", "strategy", "tp", "z", "pp", "dp", "v", "schedule", "b", "B", "U", "recompute", "iter s", "compute",
-      "exp comm", "bubble", "TFLOP/s", "MFU", "GiB");
+      "rank", "strategy", "tp", "tpcom", "z", "pp", "dp", "ZS", "v", "schedule", "b", "B", "U", "recompute", "iter s",
+      "compute", "exp comm", "bubble", "TFLOP/s", "MFU", "GiB");
 }
 
 void print_table(const search::SearchResult& r, int top) {
@@ -125,7 +125,9 @@ void print_table(const search::SearchResult& r, int top) {
   if (r.ranked.empty() && r.closest_infeasible.any)
     std::cout << "\nclosest to fitting: " << r.closest_infeasible.reason << "\n";
   std::cout << "\nTimes in seconds per iteration (busiest PP rank: compute, exposed communication, bubble); "
-               "TFLOP/s per GPU counts executed FLOPs; MFU model FLOPs; GiB = 2^30 bytes, peak per GPU.\n";
+               "TFLOP/s per GPU counts executed FLOPs; MFU model FLOPs; GiB = 2^30 bytes, peak per GPU. tpcom: "
+               "sequence parallel (sp), with the TP communication overlapped (sp+ov), or not (nosp); ZS: ZeRO stage "
+               "of the dp dimension.\n";
 }
 
 int run(SearchArgs& a) {

@@ -250,7 +250,7 @@ class Searcher {
               "(it cannot fit), or when a lower bound on its simulated time (busiest rank's compute seconds + the "
               "forward chain before it) exceeds the time of every answer it could change";
     r.tie_rule = "ties: lower peak memory, then the earlier plan in enumeration order (strategy, tp/z, pp, ZeRO "
-                 "stage, sequence parallelism, schedule, v, b, U, recompute)";
+                 "stage, sequence parallelism and TP overlap, schedule, v, b, U, recompute)";
     SearchCounts& n = r.counts;
     n.enumerated = static_cast<std::int64_t>(entries_.size());
     for (const Entry& e : entries_) {

@@ -38,6 +38,14 @@ std::vector<int> inner_sizes(const Experiment& ex, Strategy s) {
   return divisors_from(g, 2);
 }
 
+// Tensor-parallel communication: with tp > 1 sequence parallelism on, on with Megatron's --tp-comm-overlap
+// (Calculon's tensor_par_overlap; it needs SP), and off; without tp neither.
+struct TpComm {
+  bool sequence_parallel, overlap;
+};
+const std::vector<TpComm> kTpComms = {{true, false}, {true, true}, {false, false}};
+const std::vector<TpComm> kNoTp = {{false, false}};
+
 // (schedule, v) pairs for a strategy at pipeline depth pp.
 struct ScheduleChoice {
   ScheduleKind kind;
@@ -115,9 +123,9 @@ void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std:
         std::sort(micro_batches.begin(), micro_batches.end());
         for (int stage = t.min_zero_stage; stage <= t.max_zero_stage; ++stage) {
           p.zero_stage = stage;
-          // Sequence parallelism splits over tp: on and off with tp > 1, off without.
-          for (int sp = p.tp > 1 ? 1 : 0; sp >= 0; --sp) {
-            p.sequence_parallel = sp == 1;
+          for (const TpComm& tc : p.tp > 1 ? kTpComms : kNoTp) {
+            p.sequence_parallel = tc.sequence_parallel;
+            p.tp_comm_overlap = tc.overlap;
             for (const ScheduleChoice& sc : schedule_choices(s, pp, L, options.max_v)) {
               p.schedule = sc.kind;
               p.v = sc.v;

@@ -5,8 +5,9 @@
 // below is enumerated in full unless SpaceOptions narrows it (tests do, to count by hand).
 //
 // g = GPUs per node (the GPUs that share the fast intra-node link), L = layers. Per strategy:
-//   3d          tp any divisor of g that divides heads, kv heads and ffn; sequence parallelism on and off when
-//               tp > 1; pp dividing L; dp = N/(tp pp); ZeRO stage 0 (all-reduce) or 1 (distributed optimizer).
+//   3d          tp any divisor of g that divides heads, kv heads and ffn; when tp > 1 sequence parallelism off,
+//               on, and on with the TP communication overlapped (tp_comm_overlap); pp dividing L; dp = N/(tp pp);
+//               ZeRO stage 0 (all-reduce) or 1 (distributed optimizer).
 //   1f1b_zero1  tp = z = 1; pp dividing L; dp = N/pp; ZeRO stage 0 or 1 across dp.
 //   zero3       one ZeRO-3 group over all N GPUs, written z = min(g, N), dp = N/z (stage 3), pp = 1.
 //   zero3_pp    z any divisor >= 2 of g (the ZeRO-3 group inside a node); pp dividing L; dp = N/(z pp);

@@ -24,9 +24,9 @@ for f in configs/experiments/paper-*.json; do
   names+=("$name")
   "$Z" compare --experiment "$name" --format json >"$OUT/$name.json.tmp"
   mv "$OUT/$name.json.tmp" "$OUT/$name.json"
-  # Every 3D plan simulated and ranked (no pruning); kept: the counts and the fastest plan per tp, for the 3D
-  # baseline at Megatron's usual tp = 8 (the whole ranking is megabytes).
-  "$Z" search --experiment "$name" --strategies 3d --top 1000000 --within 10000 --max-simulated 1000000 \
+  # Every 3D plan simulated and ranked (--exhaustive: no pruning); kept: the counts and the fastest plan per tp,
+  # for the 3D baseline at Megatron's usual tp = 8 (the whole ranking is megabytes).
+  "$Z" search --experiment "$name" --strategies 3d --top 1000000 --exhaustive \
     --format json >"$TMP/search.json"
   "$PYTHON" - "$TMP/search.json" "$OUT/$name.3d-by-tp.json" <<'PY'
 import json, os, sys

@@ -13,6 +13,7 @@
 #include "cost_model/cli/command.hpp"
 #include "cost_model/cli/experiment_args.hpp"
 #include "cost_model/search/compare.hpp"
+#include "cost_model/search/describe.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/names.hpp"
@@ -43,13 +44,13 @@ double three_d_time(const std::vector<search::CompareRow>& rows) {
   return 0;
 }
 
-void print_table(const Experiment& ex, const std::vector<search::CompareRow>& rows) {
+void print_table(const Experiment& ex, const std::vector<search::CompareRow>& rows, const search::SearchResult& r) {
   std::cout << fmt::format("{}: {} on {} GPUs of {}, global batch {} x {} tokens, {}\n\n", ex.name, ex.model.name,
                            ex.gpus, ex.cluster.name, ex.global_batch, ex.model.seq_len, to_string(ex.dtype));
   std::cout << fmt::format(
-      "{:<11} {:>3} {:>3} {:>4} {:>2} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8} {:>8} {:>7} "
+      "{:<11} {:>3} {:>3} {:>4} {:>2} {:>2} {:<5} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8} {:>8} {:>7} "
       "{:>6} {:>8} {:>8} {:>8} {:>7}\n",
-      "strategy", "tp", "pp", "dp", "z", "schedule", "v", "b", "B", "U", "recompute", "iter s", "(closed)", "TFLOP/s",
+      "strategy", "tp", "pp", "dp", "z", "ZS", "tpcom", "schedule", "v", "b", "B", "U", "recompute", "iter s", "(closed)", "TFLOP/s",
       "MFU", "peak GiB", "(closed)", "sent GB", "vs 3D");
   const double base = three_d_time(rows);
   bool any_closed = false;
@@ -68,16 +69,24 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
     const std::string closed_time = sim ? fmt::format("{:.3f}", c.time_s.iteration) : "cf";
     const std::string closed_peak = sim ? fmt::format("{:.1f}", c.memory_bytes.peak / kGiB) : "cf";
     std::cout << fmt::format(
-        "{:<11} {:>3} {:>3} {:>4} {:>2} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8.3f} {:>8} "
+        "{:<11} {:>3} {:>3} {:>4} {:>2} {:>2} {:<5} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8.3f} {:>8} "
         "{:>7.1f} {:>5.1f}% {:>8.1f} {:>8} {:>8.2f} {:>7}{}\n",
-        r.spec.name, p.tp, p.pp, p.dp, p.z, to_string(p.schedule), p.v, p.micro_batch, p.micro_batches, p.unit,
+        r.spec.name, p.tp, p.pp, p.dp, p.z, p.zero_stage, search::tp_comm_label(p), to_string(p.schedule), p.v, p.micro_batch, p.micro_batches, p.unit,
         to_string(p.recompute), e.time_s.iteration, closed_time, e.throughput.tflops_per_gpu, 100 * e.throughput.mfu,
         e.memory_bytes.peak / kGiB, closed_peak, e.comm_bytes.total / 1e9, vs,
         e.feasible ? "" : fmt::format("  does not fit: over by {:.1f} GiB", e.over_by_bytes / kGiB));
   }
-  std::cout << "\niter s and peak GiB (GiB = 2^30 B): simulated schedule; (closed): the closed forms for the same plan"
+  const search::SearchCounts& n = r.counts;
+  std::cout << fmt::format(
+      "\nEach row is the best plan of one search over the whole space ({} plans; {} {}, {} ruled out by provable "
+      "bounds): the same plans as `zeropp search`; {}.\n",
+      n.enumerated, n.simulated, r.ranked_by == "simulated" ? "simulated" : "estimated in closed form",
+      n.pruned + n.over_memory_bound, r.tie_rule);
+  std::cout << "iter s and peak GiB (GiB = 2^30 B): simulated schedule; (closed): the closed forms for the same plan"
             << (any_closed ? "; cf: closed form only (--closed-form)" : "")
-            << ".\nTFLOP/s per GPU counts executed FLOPs (incl. recompute); MFU counts model FLOPs only. "
+            << ".\nZS: ZeRO stage of the dp dimension; tpcom: sequence parallel (sp), with the TP communication "
+               "overlapped (sp+ov), or not (nosp).\nTFLOP/s per GPU counts executed FLOPs (incl. recompute); MFU counts "
+               "model FLOPs only. "
                "sent GB: bytes sent per GPU per iteration (GB = 1e9).\n";
 }
 
@@ -109,7 +118,9 @@ int run(const CompareArgs& args) {
   const Experiment ex = build_experiment(args);
   search::CompareOptions options;
   options.simulate = !args.closed_form;
-  const auto rows = search::compare_rows(ex, search::select_rows(ex, args.strategies), options);
+  const auto specs = search::select_rows(ex, args.strategies);
+  const search::SearchResult result = search::run_search(ex, search::search_options(specs, options));
+  const auto rows = search::rows_of(result, specs);
   if (args.format == Format::json) {
     nlohmann::json j = {{"schema", kSchemaVersion},
                         {"command", "compare"},
@@ -121,10 +132,16 @@ int run(const CompareArgs& args) {
                           {"gpus", ex.gpus},
                           {"global_batch", ex.global_batch},
                           {"dtype", to_string(ex.dtype)}}},
+                        {"counts",
+                         {{"enumerated", result.counts.enumerated},
+                          {"simulated", result.counts.simulated},
+                          {"over_memory_bound", result.counts.over_memory_bound},
+                          {"pruned", result.counts.pruned}}},
+                        {"tie_rule", result.tie_rule},
                         {"strategies", rows_json(rows)}};
     std::cout << j.dump(2) << "\n";
   } else {
-    print_table(ex, rows);
+    print_table(ex, rows, result);
   }
   return 0;
 }

@@ -4,8 +4,10 @@
 //   zeropp criterion --model gpt3-13b --micro-batch 1 --unit 4
 //   zeropp criterion --model gpt3-13b --micro-batch 1 --unit 4 --cluster dgx-a100-80gb
 //   zeropp criterion --experiment default --cluster-time
-// With --experiment and no --micro-batch/--unit, b and U are those of the best ZeroPP (hybrid B) plan that
-// `zeropp compare` finds for the experiment.
+// With --experiment and no --micro-batch/--unit, b and U are those of the winning ZeroPP plan (hybrid A or B) of
+// the experiment's plan search (the one `zeropp search`, `compare` and `report` run), and a closing paragraph
+// reconciles the byte criterion, the time-based answer on the experiment's cluster and the simulated search
+// (cost_model/search/criterion_verdict.hpp).
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -16,7 +18,8 @@
 #include "cost_model/analytic/criterion_json.hpp"
 #include "cost_model/cli/command.hpp"
 #include "cost_model/options/cli_checks.hpp"
-#include "cost_model/search/compare.hpp"
+#include "cost_model/search/criterion_verdict.hpp"
+#include "cost_model/search/search.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
@@ -42,6 +45,7 @@ struct Inputs {
   Dtype dtype = Dtype::bf16;
   std::string origin;  // where b and U came from
   std::string no_fit;  // when the experiment's plans all exceed memory: that, and the closest plan's excess
+  std::optional<search::CriterionVerdict> verdict;  // with --experiment and no --micro-batch/--unit
 };
 
 Inputs resolve(const CriterionArgs& a) {
@@ -54,21 +58,28 @@ Inputs resolve(const CriterionArgs& a) {
     in.dtype = ex.dtype;
     if (a.cluster_time) in.cluster = ex.cluster;
     if (!a.micro_batch || !a.unit) {
-      // The same choice `zeropp compare` makes (simulated), so the main job's two tables agree.
-      const auto best = search::best_row_plan(ex, search::select_rows(ex, {"zeropp_b"}).front());
-      if (!best.found) throw SpecError("experiment", best.note);
-      in.b = best.plan.parallel.micro_batch;
-      in.U = best.plan.parallel.unit;
-      const analytic::Estimate& e = best.estimate.estimate;
-      if (e.feasible) {
-        in.origin = fmt::format("best zeropp_b plan of experiment \"{}\"", ex.name);
+      // The same search as `zeropp search`, `compare` and `report`: b and U of its winning ZeroPP plan.
+      search::SearchOptions options;
+      options.space.strategies = ex.strategies;
+      const search::SearchResult result = search::run_search(ex, options);
+      in.verdict = search::criterion_verdict(result);
+      if (in.verdict->found) {
+        const ParallelSpec& p = in.verdict->zeropp.parallel;
+        in.b = p.micro_batch;
+        in.U = p.unit;
+        in.origin = fmt::format("best ZeroPP plan of experiment \"{}\", {}", ex.name, to_string(p.strategy));
       } else {
-        // No plan fits: the one compare reports is the closest to fitting, not a best plan.
+        // No ZeroPP plan fits: b and U of the zeropp_b plan closest to fitting, not called a best plan.
+        const search::StrategySummary* s = result.strategy(Strategy::zeropp_b);
+        if (!s || !s->closest.any) throw SpecError("experiment", in.verdict->paragraph);
+        const search::Candidate& c = s->closest.plan;
+        in.b = c.parallel.micro_batch;
+        in.U = c.parallel.unit;
         in.origin = fmt::format("closest zeropp_b plan of experiment \"{}\"", ex.name);
         in.no_fit = fmt::format(
             "no zeropp_b plan of experiment \"{}\" fits in memory; the closest, {}, is over by "
             "{:.2f} GiB",
-            ex.name, search::describe_plan(best.plan.parallel), e.over_by_bytes / kGiB);
+            ex.name, search::describe_plan(c.parallel), c.estimate.over_by_bytes / kGiB);
       }
     }
   } else {
@@ -114,6 +125,19 @@ int run(const CriterionArgs& args) {
               {"b", in.b},
               {"U", in.U}});
     if (!in.no_fit.empty()) j["note"] = in.no_fit;
+    if (in.verdict) {
+      const search::CriterionVerdict& v = *in.verdict;
+      j["verdict"] = {{"found", v.found}, {"paragraph", v.paragraph}};
+      if (v.found)
+        j["verdict"].update({{"plan", search::describe_plan(v.zeropp.parallel)},
+                             {"iteration_s", v.zeropp.estimate.time_s.iteration},
+                             {"three_d_plan", v.three_d ? nlohmann::json(search::describe_plan(v.three_d->parallel))
+                                                        : nlohmann::json(nullptr)},
+                             {"search_prefers_zeropp", v.search_prefers_zeropp},
+                             {"bytes_criterion_agrees", v.bytes_agree},
+                             {"time_criterion_agrees", v.time_agree},
+                             {"followed", v.followed}});
+    }
     if (t) {
       j["time"] = analytic::to_json(*t, in.cluster->name);
       j["time"]["parity_unit"] = *parity_unit;
@@ -145,6 +169,7 @@ int run(const CriterionArgs& args) {
     std::cout << fmt::format("  boundary: smallest U where ZeroPP exposes less: {} (equal exposure at U = {:.3g})\n",
                              optional_text(t->min_unit), *parity_unit);
   }
+  if (in.verdict) std::cout << "\n" << in.verdict->paragraph << "\n";
   return 0;
 }
 

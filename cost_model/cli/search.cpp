@@ -2,6 +2,9 @@
 // simulated iteration time, the top ones printed with why the best wins.
 //   zeropp search --model gpt3-13b --cluster dgx-a100-80gb --gpus 64 --global-batch 256 --top 10
 //   zeropp search --experiment default --strategies zeropp_b,3d --format json
+#include <unistd.h>
+
+#include <cstdio>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -12,8 +15,11 @@
 #include "cost_model/cli/experiment_args.hpp"
 #include "cost_model/options/cli_checks.hpp"
 #include "cost_model/search/describe.hpp"
+#include "cost_model/search/plans_csv.hpp"
 #include "cost_model/search/report.hpp"
 #include "cost_model/search/search.hpp"
+#include "cost_model/cli/progress_line.hpp"
+#include "cost_model/spec/atomic_file.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/limits.hpp"
@@ -29,8 +35,7 @@ struct SearchArgs {
   int top = 10;
   bool closed_form = false;
   search::SearchOptions options;
-  double within_pct = 10;
-  double slack_pct = 25;
+  std::string csv;
   Format format = Format::table;
 };
 
@@ -46,27 +51,26 @@ Experiment build_experiment(const SearchArgs& a) {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr long long kIntMax = std::numeric_limits<int>::max();
-constexpr NumberRange kPercent{0, 1e4, false};  // --within, --memory-slack: 0% .. 100 times
 
 void print_row(const std::string& rank, const search::Candidate& c) {
   const ParallelSpec& p = c.parallel;
   const auto& t = c.estimate.time_s;
   const bool zeropp = is_zeropp(p.strategy);
   std::cout << fmt::format(
-      "{:>4} {:<10} {:>2} {:>2} {:>2} {:>3} {:>1} {:<11} {:>2} {:>4} {:>4} {:<9} "
+      "{:>4} {:<10} {:>2} {:<5} {:>2} {:>2} {:>3} {:>2} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} "
       "{:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>6.1f} {:>5.1f}% {:>6.1f}{}\n",
-      rank, to_string(p.strategy), p.tp, p.z, p.pp, p.dp, p.v, to_string(p.schedule), p.micro_batch, p.micro_batches,
-      zeropp ? std::to_string(p.unit) : "-", to_string(p.recompute), t.iteration, t.compute, t.comm_exposed, t.bubble,
-      c.estimate.throughput.tflops_per_gpu, 100 * c.estimate.throughput.mfu, c.estimate.memory_bytes.peak / kGiB,
-      c.simulated ? "" : " (closed form)");
+      rank, to_string(p.strategy), p.tp, search::tp_comm_label(p), p.z, p.pp, p.dp, p.zero_stage, p.v, to_string(p.schedule),
+      p.micro_batch, p.micro_batches, zeropp ? std::to_string(p.unit) : "-", to_string(p.recompute), t.iteration,
+      t.compute, t.comm_exposed, t.bubble, c.estimate.throughput.tflops_per_gpu, 100 * c.estimate.throughput.mfu,
+      c.estimate.memory_bytes.peak / kGiB, c.simulated ? "" : " (closed form)");
 }
 
 void print_header() {
   std::cout << fmt::format(
-      "{:>4} {:<10} {:>2} {:>2} {:>2} {:>3} {:>1} {:<11} {:>2} {:>4} {:>4} {:<9} {:>8} {:>8} "
+      "{:>4} {:<10} {:>2} {:<5} {:>2} {:>2} {:>3} {:>2} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} {:>8} {:>8} "
       "{:>8} {:>8} {:>6} {:>6} {:>6}\n",
-      "rank", "strategy", "tp", "z", "pp", "dp", "v", "schedule", "b", "B", "U", "recompute", "iter s", "compute",
-      "exp comm", "bubble", "TFLOP/s", "MFU", "GiB");
+      "rank", "strategy", "tp", "tpcom", "z", "pp", "dp", "ZS", "v", "schedule", "b", "B", "U", "recompute", "iter s",
+      "compute", "exp comm", "bubble", "TFLOP/s", "MFU", "GiB");
 }
 
 void print_table(const search::SearchResult& r, int top) {
@@ -75,12 +79,16 @@ void print_table(const search::SearchResult& r, int top) {
   std::cout << fmt::format("search: {} on {} GPUs of {} ({} per node), global batch {} x {} tokens, {}\n",
                            ex.model.name, ex.gpus, ex.cluster.name, ex.cluster.gpus_per_node, ex.global_batch,
                            ex.model.seq_len, to_string(ex.dtype));
+  const bool sim = r.ranked_by == "simulated";
   std::cout << fmt::format(
-      "plans: {} enumerated, {} fit by the closed form, {} simulated, {} pruned, {} over memory, "
-      "{} feasible and ranked ({})\n",
-      n.enumerated, n.fits_closed_form, n.simulated, n.pruned, n.over_memory, n.feasible,
-      r.ranked_by == "simulated" ? "ranked by simulated iteration time" : "ranked by closed-form iteration time");
-  std::cout << "pruning: " << r.pruning_rule << "\n\n";
+      "plans: {} enumerated (the whole space); {} refused by the plan rules; not {}: {} that cannot fit (memory "
+      "bound), {} that cannot be an answer (time bound); {} {}: {} feasible, {} over memory; ranked by {} "
+      "iteration time\n",
+      n.enumerated, n.rejected, sim ? "simulated" : "estimated", n.over_memory_bound, n.pruned, n.simulated,
+      sim ? "simulated" : "estimated in closed form", n.feasible, n.simulated - n.feasible,
+      sim ? "simulated" : "closed-form");
+  std::cout << "pruning: " << r.pruning_rule << "\n";
+  std::cout << "ranking: " << r.tie_rule << "\n\n";
 
   if (r.ranked.empty()) {
     std::cout << "no plan fits in memory.\n";
@@ -94,31 +102,53 @@ void print_table(const search::SearchResult& r, int top) {
     std::cout << "\nwhy " << search::describe_plan(best.parallel) << " wins"
               << (best.simulated ? "" : " (closed-form estimate: zero3 has no pipeline to simulate)") << ":\n";
     std::cout << "  dominated by " << e.dominant << "\n";
-    for (const auto& v : e.versus)
+    for (const auto& v : e.versus) {
       std::cout << fmt::format("  vs {:<15} {:+.3f} s ({:.2f}x slower), mostly {}: {}\n", v.label, v.delta_s,
                                v.slowdown, v.main_difference, search::describe_plan(v.other.parallel));
+      if (v.label != "runner-up") continue;
+      // What the runner-up loses, part by part (positive: it spends more there), and its memory.
+      std::string parts;
+      for (const auto& d : v.deltas) parts += fmt::format("{}{} {:+.3f} s", parts.empty() ? "" : ", ", d.name, d.seconds);
+      std::cout << fmt::format("     by part: {}; peak memory {:+.1f} GiB\n", parts, v.peak_delta_bytes / kGiB);
+    }
     for (const auto& m : e.missing) std::cout << "  no plan for " << m << "\n";
-
-    std::cout << "\nbest plan of each strategy:\n";
-    print_header();
-    for (const auto& s : r.strategies)
-      if (s.best) print_row("-", *s.best);
   }
-  if (r.fastest_infeasible.any) std::cout << "\nfastest plan over memory: " << r.fastest_infeasible.reason << "\n";
-  if (r.closest_infeasible.any && r.ranked.empty())
-    std::cout << "closest to fitting:       " << r.closest_infeasible.reason << "\n";
+  std::cout << "\nbest plan of each strategy:\n";
+  print_header();
+  for (const auto& s : r.strategies) {
+    if (s.best)
+      print_row("-", *s.best);
+    else
+      std::cout << fmt::format("   - {:<10} {}{}\n", to_string(s.strategy), s.note,
+                               s.closest.any ? "; closest: " + s.closest.reason : "");
+  }
+  if (r.ranked.empty() && r.closest_infeasible.any)
+    std::cout << "\nclosest to fitting: " << r.closest_infeasible.reason << "\n";
   std::cout << "\nTimes in seconds per iteration (busiest PP rank: compute, exposed communication, bubble); "
-               "TFLOP/s per GPU counts executed FLOPs; MFU model FLOPs; GiB = 2^30 bytes, peak per GPU.\n";
+               "TFLOP/s per GPU counts executed FLOPs; MFU model FLOPs; GiB = 2^30 bytes, peak per GPU. tpcom: "
+               "sequence parallel (sp), with the TP communication overlapped (sp+ov), or not (nosp); ZS: ZeRO stage "
+               "of the dp dimension.\n";
 }
 
 int run(SearchArgs& a) {
+  if (!a.csv.empty()) check_output_folder(a.csv, "--csv");  // before the work, not after
   const Experiment ex = build_experiment(a);
   search::SearchOptions o = a.options;
   o.space.strategies = ex.strategies;
   o.simulate = !a.closed_form;
-  o.within_best = a.within_pct / 100;
-  o.memory_slack = a.slack_pct / 100;
+  o.top = a.top;
+  o.keep_all = !a.csv.empty();
+  // Progress only for a person watching: a terminal on stderr, and not in JSON mode.
+  std::unique_ptr<ProgressLine> progress;
+  if (a.format != Format::json && isatty(fileno(stderr))) {
+    progress = std::make_unique<ProgressLine>();
+    o.progress = [&](const char* phase, std::int64_t done, std::int64_t total) {
+      progress->show(phase, done, total);
+    };
+  }
   const search::SearchResult r = search::run_search(ex, o);
+  if (progress) progress->finish();
+  if (!a.csv.empty()) write_file_atomically(a.csv, search::plans_csv(r), "--csv", ParentDirs::must_exist);
   if (a.format == Format::json) {
     nlohmann::json j = search::to_json(r, a.top);
     j["schema"] = kSchemaVersion;
@@ -143,22 +173,15 @@ const bool registered = register_command({
                      "Strategies to search: 3d, zero3, 1f1b_zero1, zero3_pp, zeropp_a, zeropp_b (default: all)")
           ->delimiter(',');
       sub.add_option("--top", a->top, "Plans to print (default 10)")->check(cli_checks::integer_in(0, kIntMax));
-      sub.add_option("--max-v", a->options.space.max_v, "Most chunks per PP rank tried (default 4)")
+      sub.add_option("--max-v", a->options.space.max_v,
+                     "Narrow the space: most chunks per PP rank (default: every v with pp*v dividing the layers)")
           ->check(cli_checks::integer_in(1, limits::kLayers));
       sub.add_option("--max-micro-batch", a->options.space.max_micro_batch,
-                     "Largest micro-batch size tried, powers of two (default 32)")
+                     "Narrow the space: largest micro-batch size (default: every b that divides the batch)")
           ->check(cli_checks::integer_in(1, limits::kMicroBatch));
-      sub.add_option("--within", a->within_pct,
-                     "Simulate candidates within this many percent of the best closed-form time (default 10)")
-          ->check(cli_checks::number_in(kPercent));
-      sub.add_option("--per-strategy", a->options.per_strategy,
-                     "Also simulate each strategy's N fastest closed-form candidates (default 8)")
-          ->check(cli_checks::integer_in(0, kIntMax));
-      sub.add_option("--max-simulated", a->options.max_simulated, "Most plans simulated (default 2000)")
-          ->check(cli_checks::integer_in(0, kIntMax));
-      sub.add_option("--memory-slack", a->slack_pct,
-                     "Simulate plans whose closed-form peak exceeds memory by up to this many percent (default 25)")
-          ->check(cli_checks::number_in(kPercent));
+      sub.add_flag("--exhaustive", a->options.exhaustive,
+                   "Simulate every plan (no bound-based pruning; the answer is the same, slower)");
+      sub.add_option("--csv", a->csv, "Write every enumerated plan (fate, bounds, simulated split) to FILE as CSV");
       sub.add_flag("--closed-form", a->closed_form, "Rank by the closed-form estimate only (no simulation)");
       add_format_option(sub, a->format);
       return [a] { return run(*a); };

@@ -19,11 +19,21 @@ std::string describe_plan(const ParallelSpec& p) {
   if (p.tp > 1) out += fmt::format(" tp={}", p.tp);
   if (p.z > 1) out += fmt::format(" z={}", p.z);
   out += fmt::format(" pp={} dp={}", p.pp, p.dp);
+  // The choices the search makes beyond the split, shown where the strategy has a choice.
+  const StrategyTraits& t = traits(p.strategy);
+  if (t.min_zero_stage != t.max_zero_stage) out += fmt::format(" zero={}", p.zero_stage);
+  if (p.tp > 1 && !p.sequence_parallel) out += " sp=off";
+  if (p.tp_comm_overlap) out += " tp_overlap";
   if (p.v > 1) out += fmt::format(" v={}", p.v);
   out += fmt::format(" {} b={} B={}", to_string(p.schedule), p.micro_batch, p.micro_batches);
   if (is_zeropp(p.strategy)) out += fmt::format(" U={}", p.unit);
   out += fmt::format(" recompute={}", to_string(p.recompute));
   return out;
+}
+
+std::string tp_comm_label(const ParallelSpec& p) {
+  if (p.tp == 1) return "-";
+  return p.sequence_parallel ? (p.tp_comm_overlap ? "sp+ov" : "sp") : "nosp";
 }
 
 std::string memory_reason(const analytic::Estimate& e, double memory_bytes) {
@@ -76,6 +86,8 @@ Versus versus(const std::string& label, const Candidate& best, const Candidate& 
   for (std::size_t i = 1; i < bp.size(); ++i)
     if (op[i].seconds - bp[i].seconds > op[k].seconds - bp[k].seconds) k = i;
   v.main_difference = fmt::format("{} {:+.3f} s", bp[k].name, op[k].seconds - bp[k].seconds);
+  for (std::size_t i = 0; i < bp.size(); ++i) v.deltas.push_back({bp[i].name, op[i].seconds - bp[i].seconds});
+  v.peak_delta_bytes = other.estimate.memory_bytes.peak - best.estimate.memory_bytes.peak;
   return v;
 }
 
@@ -94,7 +106,9 @@ Explanation explain(const SearchResult& r) {
     if (s.best)
       e.versus.push_back(versus("best " + to_string(s.strategy), best, *s.best));
     else
-      e.missing.push_back(fmt::format("{}: {}", to_string(s.strategy), s.note));
+      e.missing.push_back(s.closest.any ? fmt::format("{}: {}; closest {}", to_string(s.strategy), s.note,
+                                                      s.closest.reason)
+                                        : fmt::format("{}: {}", to_string(s.strategy), s.note));
   }
   return e;
 }

@@ -9,8 +9,13 @@
 
 namespace zeropp::search {
 
-// "zeropp_b z=8 pp=4 dp=2 v=2 zeropp b=1 B=32 U=8 recompute=none"; tp shown for 3D, U for ZeroPP only.
+// "zeropp_b z=8 pp=4 dp=2 v=2 zeropp b=1 B=32 U=8 recompute=none"; tp shown for 3D, U for ZeroPP only; the ZeRO
+// stage (zero=0|1) where the strategy allows both, "sp=off" for tp > 1 without sequence parallelism, "tp_overlap"
+// with tp_comm_overlap.
 std::string describe_plan(const ParallelSpec&);
+// The TP communication of a plan for table columns: "sp" (sequence parallel), "sp+ov" (and tp_comm_overlap),
+// "nosp"; "-" without tp.
+std::string tp_comm_label(const ParallelSpec&);
 
 // "peak 96.1 GiB > 80.0 GiB by 16.1 GiB; optimizer 55.0 GiB, params 9.2 GiB, ..." (largest part first).
 std::string memory_reason(const analytic::Estimate&, double memory_bytes);
@@ -31,6 +36,8 @@ struct Versus {
   double delta_s = 0;           // other - best iteration time
   double slowdown = 0;          // other / best iteration time
   std::string main_difference;  // "bubble +0.210 s"
+  std::vector<TimeShare> deltas;  // per part of time_parts: other - best seconds
+  double peak_delta_bytes = 0;    // other - best peak memory
 };
 
 struct Explanation {

@@ -24,6 +24,7 @@ nlohmann::json to_json(const Candidate& c) {
       {"parallel", zeropp::to_json(c.parallel)},
       {"simulated", c.simulated},
       {"closed_form_iteration_s", c.closed_form_iteration},
+      {"bounds", {{"time_s", c.bounds.time_s}, {"memory_bytes", c.bounds.memory_bytes}}},
       {"time_s",
        {{"iteration", t.iteration},
         {"compute", t.compute},
@@ -40,11 +41,11 @@ nlohmann::json to_json(const SearchResult& r, int top) {
   nlohmann::json out = {
       {"ranked_by", r.ranked_by},
       {"pruning_rule", r.pruning_rule},
+      {"tie_rule", r.tie_rule},
       {"counts",
        {{"enumerated", n.enumerated},
         {"rejected", n.rejected},
-        {"fits_closed_form", n.fits_closed_form},
-        {"candidates", n.candidates},
+        {"over_memory_bound", n.over_memory_bound},
         {"simulated", n.simulated},
         {"pruned", n.pruned},
         {"over_memory", n.over_memory},
@@ -61,19 +62,33 @@ nlohmann::json to_json(const SearchResult& r, int top) {
 
   nlohmann::json strategies = nlohmann::json::array();
   for (const StrategySummary& s : r.strategies) {
+    nlohmann::json schedules = nlohmann::json::array();
+    for (const ScheduleSummary& g : s.schedules)
+      schedules.push_back({{"schedule", to_string(g.schedule)},
+                           {"enumerated", g.group.enumerated},
+                           {"simulated", g.group.simulated},
+                           {"feasible", g.group.feasible},
+                           {"best", g.group.best ? to_json(*g.group.best) : nlohmann::json(nullptr)},
+                           {"closest_infeasible", infeasible_json(g.group.closest)}});
     strategies.push_back({{"strategy", to_string(s.strategy)},
                           {"enumerated", s.enumerated},
-                          {"fits_closed_form", s.fits_closed_form},
+                          {"simulated", s.simulated},
                           {"feasible", s.feasible},
                           {"best", s.best ? to_json(*s.best) : nlohmann::json(nullptr)},
-                          {"note", s.note}});
+                          {"closest_infeasible", infeasible_json(s.closest)},
+                          {"note", s.note},
+                          {"schedules", std::move(schedules)}});
   }
   out["strategies"] = std::move(strategies);
 
   const Explanation e = explain(r);
   nlohmann::json versus = nlohmann::json::array();
   for (const Versus& v : e.versus) {
+    nlohmann::json parts = nlohmann::json::object();
+    for (const TimeShare& d : v.deltas) parts[d.name] = d.seconds;
     versus.push_back({{"label", v.label},
+                      {"delta_by_part_s", std::move(parts)},
+                      {"peak_memory_delta_bytes", v.peak_delta_bytes},
                       {"plan", describe_plan(v.other.parallel)},
                       {"delta_s", v.delta_s},
                       {"slowdown", v.slowdown},

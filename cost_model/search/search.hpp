@@ -1,21 +1,26 @@
 #pragma once
-// Plan search: enumerate the space (space.hpp), discard plans that do not fit in memory, rank the rest by
-// iteration time.
+// Plan search: enumerate the whole space (space.hpp), simulate what can matter, and return exactly what
+// simulating every plan would: the fastest `top` plans that fit, the best plan of every strategy and of every
+// (strategy, schedule) pair, and for a group where nothing fits the plan that misses memory by least.
 //
-// Two passes, so that the search stays fast on large spaces:
-//   1. Closed form (analytic::estimate) for every plan: time and peak memory. A plan is a candidate when its
-//      closed-form peak is at most (1 + memory_slack) x GPU memory: the simulator tracks what is live over time
-//      and its peak differs from the closed form (either way), so a plan a little over the closed form may
-//      still fit; every simulated plan is judged by its simulated peak.
-//   2. The simulator (simulated_timing.hpp, through analytic::estimate's pipeline hook) for the promising
-//      candidates only. Pruning rule: a candidate is simulated when its closed-form time is within
-//      `within_best` (fraction) of the best closed-form time among candidates that fit by the closed form, or
-//      when it is among the `per_strategy` fastest closed-form candidates of its strategy; at most
-//      `max_simulated` in all, fastest closed-form first. A simulated plan fits when its simulated peak does.
-//   Pure ZeRO-3 (zero3, pp = 1) is simulated like the others, layer by layer (simulate/per_layer.hpp).
-// Ranked: the simulated plans that fit, by iteration time (ties: lower peak memory). With
-// simulate = false pass 2 is skipped: every plan that fits by the closed form is ranked by closed-form time.
+// Branch and bound on two provable bounds (bounds.hpp): time_s <= the simulated iteration time and
+// memory_bytes <= the simulated peak, both from the plan's action costs without simulating.
+//   1. Every plan is enumerated, checked by validate(Plan) (the trainer's rules: a plan it refuses is never
+//      reported) and bounded.
+//   2. Plans are visited by time bound (ties: enumeration order). A plan whose memory bound exceeds GPU memory
+//      cannot fit: it is discarded without simulating. Any other is simulated unless its time bound is above
+//      every threshold it could still change: the `top`-th best time found so far, the best time of its
+//      strategy and of its (strategy, schedule) pair (infinite while fewer are known). Thresholds only fall and
+//      bounds only rise along the order, so once a bound exceeds every threshold the rest is skipped. A plan
+//      skipped this way has a simulated time >= its bound > the thresholds: it cannot enter any answer.
+//   3. For each group (strategy, or pair) with no plan that fits, plans are visited by memory bound and
+//      simulated until the bound exceeds memory + the smallest excess found: the closest plan is exact too.
+// The simulated peak decides fit. Order of plans ("faster"): shorter simulated iteration, then lower simulated
+// peak, then earlier in the enumeration order of space.hpp; "closer": smaller excess over memory, then faster.
+// With simulate = false the closed form (analytic::estimate) ranks every plan and decides fit; no bound is
+// needed. With exhaustive = true every plan is simulated (the brute force the tests compare against).
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cost_model/analytic/estimate.hpp"
+#include "cost_model/search/bounds.hpp"
 #include "cost_model/search/space.hpp"
 #include "cost_model/spec/config.hpp"
 
@@ -30,31 +36,44 @@ namespace zeropp::search {
 
 struct SearchOptions {
   SpaceOptions space;
-  bool simulate = true;        // pass 2 with the schedule simulator
-  double within_best = 0.10;   // simulate candidates within 10% of the best closed-form time ...
-  int per_strategy = 8;        // ... and each strategy's 8 fastest
-  int max_simulated = 2000;    // cap on simulations
-  double memory_slack = 0.25;  // closed-form peak may exceed memory by 25% and still be simulated
+  bool simulate = true;     // false: the closed form ranks every plan
+  bool exhaustive = false;  // simulate every plan, no pruning (tests)
+  int top = 10;             // the fastest `top` plans are found exactly (at least 2: the runner-up explains)
+  bool keep_all = false;    // keep every enumerated plan in SearchResult::all (--csv)
+  // Called now and then: (phase, plans done, plans in the space). Phases: "bounding" (enumerating and bounding
+  // every plan), "simulating" (visiting plans by time bound). Optional.
+  std::function<void(const char*, std::int64_t, std::int64_t)> progress;
 };
 
 // One evaluated plan.
 struct Candidate {
   ParallelSpec parallel;
-  analytic::Estimate estimate;  // final: simulated when `simulated`, else closed form
-  double closed_form_iteration = 0;
+  analytic::Estimate estimate;  // simulated when `simulated`, else closed form
+  analytic::Estimate closed_form;
+  PlanBounds bounds;
+  std::int64_t index = 0;  // position in the enumeration order (the last tie-break)
   bool simulated = false;
+  double closed_form_iteration = 0;
+};
+
+// What happened to one enumerated plan (SearchResult::all).
+enum class PlanFate { rejected, over_memory_bound, pruned_by_time, simulated };
+struct PlanRecord {
+  ParallelSpec parallel;
+  PlanBounds bounds;
+  PlanFate fate = PlanFate::pruned_by_time;
+  std::optional<Candidate> result;  // when simulated (or ranked by the closed form)
 };
 
 struct SearchCounts {
-  std::int64_t enumerated = 0;        // plans in the space
-  std::int64_t rejected = 0;          // rejected by validate(Plan) (0 unless the space and the rules disagree)
-  std::int64_t fits_closed_form = 0;  // closed-form peak <= memory
-  std::int64_t candidates = 0;        // closed-form peak <= (1 + slack) x memory
-  std::int64_t simulated = 0;
-  std::int64_t pruned = 0;       // fit by the closed form but not simulated (pruning rule)
-  std::int64_t over_memory = 0;  // discarded for memory: by the closed form, or by the simulated peak
-  std::int64_t feasible = 0;     // ranked: fit by the executor that ranked them
-  // enumerated = rejected + pruned + over_memory + feasible
+  std::int64_t enumerated = 0;         // plans in the space
+  std::int64_t rejected = 0;           // refused by validate(Plan) (0 unless the space and the rules disagree)
+  std::int64_t over_memory_bound = 0;  // memory bound > GPU memory: cannot fit, not simulated
+  std::int64_t pruned = 0;             // time bound above every threshold: cannot be in any answer, not simulated
+  std::int64_t simulated = 0;          // (or estimated in closed form with simulate = false)
+  std::int64_t over_memory = 0;        // discarded for memory: by the bound, or by the evaluated peak
+  std::int64_t feasible = 0;           // evaluated and fit
+  // enumerated = rejected + pruned + over_memory + feasible; simulated = feasible + over_memory - over_memory_bound
 };
 
 // A plan discarded for memory and why it does not fit.
@@ -64,30 +83,55 @@ struct InfeasibleReport {
   std::string reason;  // "3d tp=1 pp=1 ...: peak 96.1 GiB > 80.0 GiB (GiB = 2^30 B); optimizer 55.0 GiB, ..."
 };
 
+// The best of a group of plans (a strategy, or a strategy on one schedule).
+struct GroupBest {
+  std::int64_t enumerated = 0;
+  std::int64_t simulated = 0;
+  std::int64_t feasible = 0;          // simulated plans that fit
+  std::optional<Candidate> best;      // the group's fastest plan that fits (exact)
+  InfeasibleReport closest;           // when none fits: the plan that misses memory by least (exact)
+};
+
+struct ScheduleSummary {
+  ScheduleKind schedule = ScheduleKind::one_f_one_b;
+  GroupBest group;
+};
+
 struct StrategySummary {
   Strategy strategy = Strategy::three_d;
   std::int64_t enumerated = 0;
-  std::int64_t fits_closed_form = 0;
-  std::int64_t feasible = 0;      // ranked plans of the strategy
-  std::optional<Candidate> best;  // fastest ranked plan of the strategy
+  std::int64_t simulated = 0;
+  std::int64_t feasible = 0;      // simulated plans of the strategy that fit
+  std::optional<Candidate> best;  // fastest plan of the strategy that fits (exact)
+  InfeasibleReport closest;       // when none fits: the plan that misses memory by least (exact)
   std::string note;               // why there is none
+  std::vector<ScheduleSummary> schedules;  // per schedule the strategy's plans run, in enumeration order
 };
 
 struct SearchResult {
   Experiment experiment;
   SearchOptions options;
   std::string ranked_by;     // "simulated" or "closed_form"
-  std::string pruning_rule;  // the rule of pass 2 in words, with the numbers used
+  std::string pruning_rule;  // the rule in words
+  std::string tie_rule;      // how ties are broken, in words
   SearchCounts counts;
-  std::vector<Candidate> ranked;  // feasible plans, fastest first
+  std::vector<Candidate> ranked;  // the fastest max(options.top, 2) plans that fit, fastest first (exact)
   std::vector<StrategySummary> strategies;
-  InfeasibleReport fastest_infeasible;  // the fastest plan discarded for memory (its time, simulated or not)
-  InfeasibleReport closest_infeasible;  // the plan that exceeds memory least (what "nothing fits" means)
+  InfeasibleReport fastest_infeasible;  // the fastest evaluated plan over memory (among those evaluated)
+  InfeasibleReport closest_infeasible;  // when nothing fits: the plan that misses memory by least (exact)
+  std::vector<PlanRecord> all;          // every enumerated plan, with options.keep_all
 
   Plan plan(const Candidate& c) const { return Plan{experiment.model, experiment.cluster, c.parallel}; }
+  // The summary of a strategy searched; nullptr when it was not.
+  const StrategySummary* strategy(Strategy) const;
+  // The group of (strategy, schedule); nullptr when the strategy was not searched or never runs it.
+  const GroupBest* schedule_group(Strategy, ScheduleKind) const;
 };
 
 // Throws SpecError for a bad experiment or options (field "search.*").
 SearchResult run_search(const Experiment& experiment, const SearchOptions& options = {});
+
+// The order of plans: true when a is faster than b (time, then peak, then enumeration index).
+bool faster(const Candidate& a, const Candidate& b);
 
 }  // namespace zeropp::search

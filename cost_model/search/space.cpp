@@ -14,10 +14,10 @@ namespace {
 
 using analytic::divisors;
 
-std::vector<int> powers_of_two_dividing(int n, int first) {
+std::vector<int> divisors_from(int n, int first) {
   std::vector<int> out;
-  for (int x = first; x <= n; x *= 2)
-    if (n % x == 0) out.push_back(x);
+  for (int x : divisors(n))
+    if (x >= first) out.push_back(x);
   return out;
 }
 
@@ -28,15 +28,23 @@ std::vector<int> inner_sizes(const Experiment& ex, Strategy s) {
   const StrategyTraits& t = traits(s);
   if (t.tensor_parallel) {
     std::vector<int> out;
-    for (int tp : powers_of_two_dividing(g, 1))
+    for (int tp : divisors(g))
       if (m.heads % tp == 0 && m.kv_heads_or_heads() % tp == 0 && m.ffn() % tp == 0) out.push_back(tp);
     return out;
   }
   if (!t.zero3_group) return {1};
   // Pure ZeRO-3 shards over every data-parallel GPU; written z = one node (or fewer GPUs), dp = the rest.
   if (!t.pipeline) return {std::min(g, ex.gpus)};
-  return powers_of_two_dividing(g, 2);
+  return divisors_from(g, 2);
 }
+
+// Tensor-parallel communication: with tp > 1 sequence parallelism on, on with Megatron's --tp-comm-overlap
+// (Calculon's tensor_par_overlap; it needs SP), and off; without tp neither.
+struct TpComm {
+  bool sequence_parallel, overlap;
+};
+const std::vector<TpComm> kTpComms = {{true, false}, {true, true}, {false, false}};
+const std::vector<TpComm> kNoTp = {{false, false}};
 
 // (schedule, v) pairs for a strategy at pipeline depth pp.
 struct ScheduleChoice {
@@ -46,6 +54,7 @@ struct ScheduleChoice {
 
 std::vector<ScheduleChoice> schedule_choices(Strategy s, int pp, int L, int max_v) {
   std::vector<ScheduleChoice> out;
+  if (max_v == 0) max_v = L / pp;  // no cut: pp v divides L, so v <= L / pp
   const auto fits = [&](int v) { return L % (pp * v) == 0; };
   if (is_zeropp(s)) {
     for (int v = 1; v <= (pp > 1 ? max_v : 1); ++v)
@@ -53,7 +62,8 @@ std::vector<ScheduleChoice> schedule_choices(Strategy s, int pp, int L, int max_
     return out;
   }
   if (pp == 1) return {{ScheduleKind::one_f_one_b, 1}};
-  for (ScheduleKind k : {ScheduleKind::one_f_one_b, ScheduleKind::zb_h1, ScheduleKind::zb_h2}) out.push_back({k, 1});
+  for (ScheduleKind k : {ScheduleKind::one_f_one_b, ScheduleKind::zb_h1, ScheduleKind::zb_h2, ScheduleKind::gpipe})
+    out.push_back({k, 1});
   for (int v = 2; v <= max_v; ++v)
     if (fits(v)) out.push_back({ScheduleKind::interleaved, v});
   for (int v = 1; v <= max_v; ++v)
@@ -63,11 +73,12 @@ std::vector<ScheduleChoice> schedule_choices(Strategy s, int pp, int L, int max_
 
 void check(const Experiment& ex, const SpaceOptions& options) {
   validate(ex);
-  if (options.max_v < 1) throw SpecError("search.max_v", fmt::format("search.max_v={} must be >= 1", options.max_v));
-  if (options.max_micro_batch < 1)
+  if (options.max_v < 0)
+    throw SpecError("search.max_v", fmt::format("search.max_v={} must be >= 1 (0: no cut)", options.max_v));
+  if (options.max_micro_batch < 0)
     throw SpecError("search.max_micro_batch",
-                    fmt::format("search.max_micro_batch={} must be >= 1", options.max_micro_batch));
-  // Bounded like the plans they generate, so the doubling b *= 2 cannot overflow (it once divided by zero).
+                    fmt::format("search.max_micro_batch={} must be >= 1 (0: no cut)", options.max_micro_batch));
+  // Bounded like the plans they generate.
   check_at_most("search", "max_v", options.max_v, limits::kLayers);
   check_at_most("search", "max_micro_batch", options.max_micro_batch, limits::kMicroBatch);
 }
@@ -89,41 +100,53 @@ void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std:
   p.framework = ex.framework;
 
   for (Strategy s : strategies) {
+    const StrategyTraits& t = traits(s);
     p.strategy = s;
-    p.zero_stage = traits(s).default_zero_stage;
-    const bool tp_inner = traits(s).tensor_parallel;
+    const bool tp_inner = t.tensor_parallel;
     for (int inner : inner_sizes(ex, s)) {
       if (inner > N || N % inner != 0) continue;
-      for (int pp : (traits(s).pipeline ? divisors(L) : std::vector<int>{1})) {
+      for (int pp : (t.pipeline ? divisors(L) : std::vector<int>{1})) {
         if (N % (inner * pp) != 0) continue;
         p.tp = tp_inner ? inner : 1;
         p.z = tp_inner ? 1 : inner;
         p.pp = pp;
         p.dp = N / (inner * pp);
-        p.sequence_parallel = p.tp > 1;
         const long long pipelines = static_cast<long long>(p.z) * p.dp;
-        for (const ScheduleChoice& sc : schedule_choices(s, pp, L, options.max_v)) {
-          p.schedule = sc.kind;
-          p.v = sc.v;
-          for (int b = 1; b <= options.max_micro_batch; b *= 2) {
-            if (G % (b * pipelines) != 0) continue;
-            const long long B = G / (b * pipelines);
-            if (B > (1 << 20)) continue;  // int-sized and far beyond any real iteration
-            if (!schedule::within_action_budget(pp, sc.v, static_cast<int>(B))) continue;  // too big to simulate
-            if (sc.kind == ScheduleKind::interleaved && B % pp != 0) continue;  // Megatron's interleaving rule
-            p.micro_batch = b;
-            p.micro_batches = static_cast<int>(B);
-            std::vector<int> units{1};
-            if (sc.kind == ScheduleKind::zeropp) {
-              units.clear();
-              for (int U = 1; U < B; U *= 2) units.push_back(U);
-              units.push_back(static_cast<int>(B));
-            }
-            for (int U : units) {
-              p.unit = U;
-              for (Recompute rc : recomputes) {
-                p.recompute = rc;
-                visit(plan);
+        if (G % pipelines != 0) continue;
+        // Every b with b * pipelines dividing G: the divisors of G / pipelines (up to the cut, if any).
+        std::vector<int> micro_batches;
+        for (long long b = 1; b * b <= G / pipelines; ++b) {
+          if ((G / pipelines) % b != 0) continue;
+          micro_batches.push_back(static_cast<int>(b));
+          if (b * b != G / pipelines) micro_batches.push_back(static_cast<int>(G / pipelines / b));
+        }
+        std::sort(micro_batches.begin(), micro_batches.end());
+        for (int stage = t.min_zero_stage; stage <= t.max_zero_stage; ++stage) {
+          p.zero_stage = stage;
+          for (const TpComm& tc : p.tp > 1 ? kTpComms : kNoTp) {
+            p.sequence_parallel = tc.sequence_parallel;
+            p.tp_comm_overlap = tc.overlap;
+            for (const ScheduleChoice& sc : schedule_choices(s, pp, L, options.max_v)) {
+              p.schedule = sc.kind;
+              p.v = sc.v;
+              for (int b : micro_batches) {
+                if (options.max_micro_batch > 0 && b > options.max_micro_batch) break;
+                if (b > limits::kMicroBatch) break;
+                const long long B = G / (b * pipelines);
+                if (B > (1 << 20)) continue;  // int-sized and far beyond any real iteration
+                if (!schedule::within_action_budget(pp, sc.v, static_cast<int>(B))) continue;  // too big to simulate
+                if (sc.kind == ScheduleKind::interleaved && B % pp != 0) continue;  // Megatron's interleaving rule
+                p.micro_batch = b;
+                p.micro_batches = static_cast<int>(B);
+                // U: every size 1..B for the zeropp schedule (ragged last unit allowed), else 1.
+                const int units = sc.kind == ScheduleKind::zeropp ? static_cast<int>(B) : 1;
+                for (int U = 1; U <= units; ++U) {
+                  p.unit = U;
+                  for (Recompute rc : recomputes) {
+                    p.recompute = rc;
+                    if (!options.filter || options.filter(p)) visit(plan);
+                  }
+                }
               }
             }
           }

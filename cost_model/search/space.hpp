@@ -1,25 +1,27 @@
 #pragma once
 // The search space: every parallel plan of an experiment (model, cluster, N GPUs, global batch G) that the
-// strategies allow. Plans are built valid by construction (every divisibility rule of validate(Plan) holds);
-// memory is not checked here.
+// strategies allow (spec/strategy.hpp). Plans are built valid by construction (every divisibility rule of
+// validate(Plan) holds); memory is not checked here, the search decides it. No default cut: every dimension
+// below is enumerated in full unless SpaceOptions narrows it (tests do, to count by hand).
 //
-// g = GPUs per node, L = layers. Per strategy:
-//   3d          tp in {1, 2, 4, ...} dividing g, heads, kv heads and ffn; SP when tp > 1; pp dividing L;
-//               dp = N/(tp pp); ZeRO-1 across dp (distributed optimizer).
-//   1f1b_zero1  tp = z = 1; pp dividing L; dp = N/pp; ZeRO-1 across dp.
+// g = GPUs per node (the GPUs that share the fast intra-node link), L = layers. Per strategy:
+//   3d          tp any divisor of g that divides heads, kv heads and ffn; when tp > 1 sequence parallelism off,
+//               on, and on with the TP communication overlapped (tp_comm_overlap); pp dividing L; dp = N/(tp pp);
+//               ZeRO stage 0 (all-reduce) or 1 (distributed optimizer).
+//   1f1b_zero1  tp = z = 1; pp dividing L; dp = N/pp; ZeRO stage 0 or 1 across dp.
 //   zero3       one ZeRO-3 group over all N GPUs, written z = min(g, N), dp = N/z (stage 3), pp = 1.
-//   zero3_pp    z in {2, 4, ...} dividing g (the ZeRO-3 group inside a node); pp dividing L; dp = N/(z pp);
-//               ZeRO-1 across dp; parameters gathered and freed per micro-batch.
+//   zero3_pp    z any divisor >= 2 of g (the ZeRO-3 group inside a node); pp dividing L; dp = N/(z pp);
+//               ZeRO stage 0 or 1 across dp; parameters gathered and freed per micro-batch.
 //   zeropp_a/b  z as zero3_pp; pp dividing L; dp = N/(z pp); hybrid A all-reduces across dp (stage 0),
 //               hybrid B shards the optimizer across dp (stage 1).
 // Schedules and chunks v (pp > 1; with pp = 1 every schedule is the same sequence, so 1f1b with v = 1 stands for
-// them all, and zeropp keeps its own schedule):
-//   3d, 1f1b_zero1, zero3_pp   1f1b, zb_h1, zb_h2 (v = 1); interleaved (v in 2..max_v, B a multiple of pp as
-//                              Megatron requires); bfs (v in 1..max_v).
-//   zeropp_a/b                 zeropp, v in 1..max_v, U in {1, 2, 4, ... < B} and U = B.
-//   Always L divisible by pp v.
-// Micro-batch b in {1, 2, 4, ..., max_micro_batch} with b z dp dividing G; B = G / (b z dp) <= 2^20, and the
-// program of (pp, v, B) within the simulator's action budget (schedule/budget.hpp): larger plans are left out.
+// them all, and zeropp keeps its own schedule): every v with L divisible by pp v, and
+//   3d, 1f1b_zero1, zero3_pp   1f1b, zb_h1, zb_h2, gpipe (v = 1); interleaved (v >= 2, B a multiple of pp as
+//                              Megatron requires); bfs (v >= 1).
+//   zeropp_a/b                 zeropp, every U in 1..B (the last unit holds B mod U micro-batches when U does
+//                              not divide B).
+// Micro-batch b: every b with b z dp dividing G; B = G / (b z dp) <= 2^20, and the program of (pp, v, B) within
+// the simulator's action budget (schedule/budget.hpp): larger plans are left out (they cannot be simulated).
 // Recompute none | selective | full for every layout.
 #include <cstdint>
 #include <functional>
@@ -32,8 +34,10 @@ namespace zeropp::search {
 
 struct SpaceOptions {
   std::vector<Strategy> strategies;  // empty = all six
-  int max_v = 4;                     // chunks per PP rank tried
-  int max_micro_batch = 32;          // largest b tried (powers of two up to it)
+  int max_v = 0;                     // most chunks per PP rank tried; 0 = no cut (every v with pp v | L)
+  int max_micro_batch = 0;           // largest b tried; 0 = no cut (every b with b z dp | G)
+  // Plans to keep (empty: all). Tests narrow the space to another enumerator's with it.
+  std::function<bool(const ParallelSpec&)> filter;
 };
 
 // Calls `visit` with every plan of the space, strategy by strategy in the order of options.strategies (or enum

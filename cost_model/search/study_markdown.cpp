@@ -154,6 +154,7 @@ void criterion_section(std::string& md, const StudyReport& r) {
       r.experiment.cluster.name, t.group, t.group, 1e3 * t.compute_s, 1e3 * t.tp_exposed_s, 1e3 * t.zeropp_comm_s,
       1e3 * t.zeropp_exposed_s, t.holds ? "ZeroPP exposes less" : "TP exposes less",
       t.min_unit ? std::to_string(*t.min_unit) : "none");
+  if (!r.criterion_verdict.empty()) md += r.criterion_verdict + "\n\n";
 }
 
 void timeline_section(std::string& md, const StudyReport& r) {

@@ -5,6 +5,7 @@
 #include "cost_model/analytic/criterion_json.hpp"
 #include "cost_model/schedule/generate.hpp"
 #include "cost_model/schedule/plan_program.hpp"
+#include "cost_model/search/criterion_verdict.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/simulate/ascii_grid.hpp"
 #include "cost_model/simulate/costs_from_plan.hpp"
@@ -116,7 +117,10 @@ StudyReport build_study_report(const Experiment& experiment, const StudyOptions&
   StudyReport r;
   r.experiment = experiment;
   r.command = options.command;
-  r.rows = compare_rows(experiment, select_rows(experiment, {}), options.compare);
+  // One search for the table and the criterion's verdict, as `zeropp compare` and `zeropp criterion` run it.
+  const std::vector<CompareRowSpec> specs = select_rows(experiment, {});
+  const SearchResult searched = run_search(experiment, search_options(specs, options.compare));
+  r.rows = rows_of(searched, specs);
   r.winner = fastest(r.rows, [](const CompareRow&) { return true; });
   r.best_zeropp = fastest(r.rows, is_zeropp);
   r.three_d = fastest(r.rows, [](const CompareRow& row) { return row.spec.strategy == Strategy::three_d; });
@@ -138,6 +142,7 @@ StudyReport build_study_report(const Experiment& experiment, const StudyOptions&
     r.criterion = analytic::criterion({experiment.model.hidden, experiment.model.seq_len, p.micro_batch, p.unit});
     r.criterion_time =
         analytic::criterion_time(experiment.model, experiment.cluster, p.micro_batch, p.unit, experiment.dtype);
+    r.criterion_verdict = criterion_verdict(searched).paragraph;
   }
   if (r.best_zeropp >= 0) r.timeline = timeline_of(r.rows[r.best_zeropp], options.grid_width);
 
@@ -200,7 +205,8 @@ nlohmann::json to_json(const StudyReport& r) {
                            {"U", r.criterion_unit},
                            {"h", ex.model.hidden},
                            {"s", ex.model.seq_len},
-                           {"time", analytic::to_json(t, ex.cluster.name)}});
+                           {"time", analytic::to_json(t, ex.cluster.name)},
+                           {"verdict", r.criterion_verdict}});
   }
 
   j["timeline"] = nullptr;

@@ -63,6 +63,7 @@ struct StudyReport {
   int criterion_b = 0, criterion_unit = 0;
   analytic::Criterion criterion;
   analytic::CriterionTime criterion_time;
+  std::string criterion_verdict;  // criterion_verdict(...).paragraph: what `zeropp criterion --experiment` prints
 
   StudyTimeline timeline;
   bool have_validation = false;
@@ -86,7 +87,7 @@ std::string to_markdown(const StudyReport&);
 //  "strategies": [{row, strategy, found, feasible, parallel, estimate, speedup_vs_3d} | {row, found, note}],
 //  "criterion": {row, b, U, h, s, lhs, rhs, holds, zeropp_bytes_per_layer, zeropp_per_w_bytes_per_layer,
 //                tp_bytes_per_layer, min_unit, min_unit_per_w, time: {cluster, group, compute_s, tp_exposed_s,
-//                zeropp_comm_s, zeropp_exposed_s, holds, min_unit}} | null,
+//                zeropp_comm_s, zeropp_exposed_s, holds, min_unit}, verdict: paragraph} | null,
 //  "timeline": {row, plan, makespan_s, bubble_fraction, peak_activation_microbatches, grid} | null,
 //  "validation": {source, cluster, rows, mean_abs_error, max_abs_error, loo: {mean_abs_error,
 //                 max_abs_error}} | null,

@@ -6,7 +6,7 @@
 #
 # Choices (docs/regression.md):
 # - What users run: BM_CompareDefaultStudy is `zeropp compare`'s own path (search::compare_rows, simulator on)
-#   on the default study, ~60 ms of CPU per repetition.
+#   on the default study, ~0.2 s of CPU per repetition (the exact search over the whole space, issue 13).
 # - The benchmarks whose data stay in the caches, like the reference's: the three analytic estimates and a
 #   lowered ZeroPP program of 7448 actions (p 8, v 2, B 64, U 8). Left out: the 1024-rank ones (seconds per iteration,
 #   too few repetitions in the time CI can spare) and the 64-rank simulations (tens of MB of actions): their time

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,44 +44,55 @@ TEST(Compare, RowsOfTheDefaultExperiment) {
   const ParallelSpec& naive = row(rows, "zero3_pp").plan.parallel;
   EXPECT_EQ(naive.strategy, Strategy::zero3_pp);
   EXPECT_GT(naive.pp, 1);
-  EXPECT_EQ(naive.z, 8);
+  // Issue 13: z is any divisor of the node, no longer pinned to it (it was EXPECT_EQ(naive.z, 8)): the row is the
+  // search's best zero3_pp plan, a ZeRO-3 group inside one node.
+  EXPECT_GT(naive.z, 1);
+  EXPECT_EQ(8 % naive.z, 0);
   // Naive ZeRO-3 gathers per micro-batch: it sends more than ZeroPP, which gathers per unit.
   EXPECT_GT(row(rows, "zero3_pp").estimate.estimate.comm_bytes.zero,
             row(rows, "zeropp_b").estimate.estimate.comm_bytes.zero);
 }
 
 // The choice of a simulated row is the fastest layout that fits by the simulator, among all layouts of the row
-// (every one simulated here; the tiny experiment's layouts all fit within the memory slack).
+// (every one simulated here, by brute force; the row itself comes from the pruned search, which simulates only
+// what can matter).
 TEST(Compare, ChoiceIsTheFastestSimulatedLayout) {
   const Experiment ex = testing::tiny_experiment();
+  CompareOptions options;
+  options.space.max_v = 2;  // the tiny space of space_test.cpp, to keep the brute force short
   for (const CompareRowSpec& spec : compare_row_specs()) {
-    const CompareRow chosen = best_row_plan(ex, spec);
+    const CompareRow chosen = best_row_plan(ex, spec, options);
     if (!chosen.found) continue;
     double best = -1;
     int layouts = 0;
-    SpaceOptions space;
+    SpaceOptions space = options.space;
     space.strategies = {spec.strategy};
     for_each_plan(ex, space, [&](const Plan& plan) {
       const ParallelSpec& p = plan.parallel;
-      if (std::find(spec.schedules.begin(), spec.schedules.end(), p.schedule) == spec.schedules.end()) return;
-      if (spec.node_group && p.z != std::min(ex.cluster.gpus_per_node, ex.gpus)) return;
-      if (spec.needs_pipeline && p.pp == 1) return;
+      if (spec.schedule && p.schedule != *spec.schedule) return;
       ++layouts;
       const SimulatedEstimate s = simulated_estimate(plan);
       if (s.estimate.feasible && (best < 0 || s.estimate.time_s.iteration < best)) best = s.estimate.time_s.iteration;
     });
     EXPECT_EQ(chosen.evaluated, layouts) << spec.name;
-    EXPECT_EQ(chosen.simulated, layouts) << spec.name;
+    EXPECT_GT(chosen.simulated, 0) << spec.name;
+    EXPECT_LE(chosen.simulated, layouts) << spec.name;
     ASSERT_GT(best, 0) << spec.name;
     EXPECT_DOUBLE_EQ(chosen.estimate.estimate.time_s.iteration, best) << spec.name;
   }
 }
 
-// With the simulator off, the five rows oracle::compare_strategies also has pick the same plans.
+// With the simulator off, the five rows oracle::compare_strategies also has pick the same plans, on the oracle's
+// space (the old one, before issue 13 grew it: compare's rows now range over more plans, so the space is
+// narrowed to the oracle's plans here with SpaceOptions::filter).
 TEST(Compare, ClosedFormModeMatchesAnalyticCompare) {
   for (const Experiment& ex : {load_experiment("default"), testing::experiment("gpt3-1.3b", 16, 64)}) {
+    std::set<std::string> oracle_space;
+    for (Strategy s : oracle::default_strategies())
+      for (const Plan& plan : oracle::candidate_plans(ex, s)) oracle_space.insert(to_json(plan.parallel).dump());
     CompareOptions options;
     options.simulate = false;
+    options.space.filter = [&](const ParallelSpec& p) { return oracle_space.contains(to_json(p).dump()); };
     const std::vector<CompareRow> rows = compare_rows(ex, compare_row_specs(), options);
     for (const oracle::StrategyChoice& a : oracle::compare_strategies(ex)) {
       const CompareRow& r = row(rows, std::string(to_string(a.strategy)));

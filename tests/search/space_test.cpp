@@ -1,5 +1,9 @@
 // The search space, counted by hand on a tiny case: 8 GPUs in one node, a 4-layer model (pp in {1, 2, 4}),
 // global batch 16, b in {1, 2} (max_micro_batch = 2), v <= 2, three recompute modes.
+// Issue 13 grew the space (no default cut): ZeRO stage 0 and 1 for the strategies that allow both (3d,
+// 1f1b_zero1, zero3_pp), sequence parallelism on (with and without tp_comm_overlap) and off when tp > 1, every U in 1..B for ZeroPP, tp and z any
+// divisor of the node (here 8: the divisors are the powers of two, so tp and z are unchanged), and GPipe beside
+// the other pipeline schedules. The counts below are derived in their comments.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -24,13 +28,15 @@ SpaceOptions tiny_options(std::vector<Strategy> strategies = {}) {
 
 std::int64_t count(Strategy s) { return count_plans(testing::tiny_experiment(), tiny_options({s})); }
 
-// Schedules per pipeline depth (L = 4, v <= 2): pp = 1 -> 1f1b only (1); pp = 2 -> 1f1b, zb_h1, zb_h2,
-// interleaved v=2, bfs v=1, bfs v=2 (6); pp = 4 -> 1f1b, zb_h1, zb_h2, bfs v=1 (4). Every (layout) below has
+// Schedules per pipeline depth (L = 4, v <= 2): pp = 1 -> 1f1b only (1); pp = 2 -> 1f1b, zb_h1, zb_h2, gpipe,
+// interleaved v=2, bfs v=1, bfs v=2 (7; 6 before issue 13 added gpipe); pp = 4 -> 1f1b, zb_h1, zb_h2, gpipe,
+// bfs v=1 (5; was 4). Every (layout) below has
 // two micro-batch sizes (b = 1, 2 both divide 16 / pipelines), and the interleaving rule (pp | B) always holds.
 TEST(SearchSpace, ThreeDByHand) {
-  // (tp, pp): (1,1) (1,2) (1,4) (2,1) (2,2) (2,4) (4,1) (4,2) (8,1): schedules 1+6+4+1+6+4+1+6+1 = 30,
-  // x 2 b x 3 recompute = 180.
-  EXPECT_EQ(count(Strategy::three_d), 180);
+  // (tp, pp): (1,1) (1,2) (1,4) (2,1) (2,2) (2,4) (4,1) (4,2) (8,1): schedules 1+7+5+1+7+5+1+7+1 = 35, of which
+  // 22 with tp > 1 run three ways (SP on, SP on with tp_comm_overlap, SP off): 13 + 3 x 22 = 79, x 2 ZeRO stages
+  // x 2 b x 3 recompute = 948 (180 before issue 13: no gpipe, one ZeRO stage, SP always on, no TP overlap).
+  EXPECT_EQ(count(Strategy::three_d), 948);
 }
 
 TEST(SearchSpace, Zero3ByHand) {
@@ -39,27 +45,29 @@ TEST(SearchSpace, Zero3ByHand) {
 }
 
 TEST(SearchSpace, PpZero1ByHand) {
-  // pp in {1, 2, 4}: schedules 1 + 6 + 4 = 11, x 2 b x 3 recompute = 66.
-  EXPECT_EQ(count(Strategy::pp_zero1), 66);
+  // pp in {1, 2, 4}: schedules 1 + 7 + 5 = 13, x 2 b x 3 recompute = 78, x 2 ZeRO stages = 156 (66 before
+  // issue 13: no gpipe, one ZeRO stage).
+  EXPECT_EQ(count(Strategy::pp_zero1), 156);
 }
 
 TEST(SearchSpace, Zero3PpByHand) {
-  // (z, pp): (2,1) (2,2) (2,4) (4,1) (4,2) (8,1): schedules 1+6+4+1+6+1 = 19, x 2 b x 3 = 114.
-  EXPECT_EQ(count(Strategy::zero3_pp), 114);
+  // (z, pp): (2,1) (2,2) (2,4) (4,1) (4,2) (8,1): schedules 1+7+5+1+7+1 = 22, x 2 b x 3 = 132, x 2 ZeRO
+  // stages = 264 (114 before issue 13).
+  EXPECT_EQ(count(Strategy::zero3_pp), 264);
 }
 
 TEST(SearchSpace, ZeroPPByHand) {
-  // Units U in {1, 2, 4, ... < B} + {B}: B=1 -> 1, B=2 -> 2, B=4 -> 3, B=8 -> 4.
+  // Units U in 1..B (B of them; before issue 13 the powers of two < B and B: 1, 2, 3, 4 for B = 1, 2, 4, 8).
   // pp=1 (8 pipelines): b=1 B=2, b=2 B=1 -> 3 units; v=1.
-  // pp=2 (4 pipelines): b=1 B=4, b=2 B=2 -> 5; v in {1, 2} -> 10.
-  // pp=4 (2 pipelines): b=1 B=8, b=2 B=4 -> 7; v=1.
-  // z=2: 3+10+7; z=4 (pp 1, 2): 3+10; z=8 (pp 1): 3 -> 36 x 3 recompute = 108, for hybrid A and B alike.
-  EXPECT_EQ(count(Strategy::zeropp_a), 108);
-  EXPECT_EQ(count(Strategy::zeropp_b), 108);
+  // pp=2 (4 pipelines): b=1 B=4, b=2 B=2 -> 6; v in {1, 2} -> 12.
+  // pp=4 (2 pipelines): b=1 B=8, b=2 B=4 -> 12; v=1.
+  // z=2: 3+12+12; z=4 (pp 1, 2): 3+12; z=8 (pp 1): 3 -> 45 x 3 recompute = 135, for hybrid A and B alike.
+  EXPECT_EQ(count(Strategy::zeropp_a), 135);
+  EXPECT_EQ(count(Strategy::zeropp_b), 135);
 }
 
 TEST(SearchSpace, AllStrategiesAddUp) {
-  EXPECT_EQ(count_plans(testing::tiny_experiment(), tiny_options()), 180 + 6 + 66 + 114 + 108 + 108);
+  EXPECT_EQ(count_plans(testing::tiny_experiment(), tiny_options()), 948 + 6 + 156 + 264 + 135 + 135);
 }
 
 TEST(SearchSpace, EveryPlanIsValidAndDistinct) {
@@ -70,7 +78,7 @@ TEST(SearchSpace, EveryPlanIsValidAndDistinct) {
     EXPECT_EQ(plan.parallel.global_batch(), 16);
     EXPECT_TRUE(seen.insert(to_json(plan.parallel).dump()).second) << to_json(plan.parallel).dump();
   });
-  EXPECT_EQ(seen.size(), 582u);
+  EXPECT_EQ(seen.size(), 1644u);
 }
 
 TEST(SearchSpace, IntraNodeGroupsStayInOneNode) {
@@ -108,10 +116,10 @@ TEST(SearchSpace, PlansBeyondTheActionBudgetAreLeftOut) {
 
 TEST(SearchSpace, BadOptionsNameTheField) {
   SpaceOptions o;
-  o.max_v = 0;
+  o.max_v = -1;  // 0 means no cut since issue 13
   try {
     count_plans(testing::tiny_experiment(), o);
-    FAIL() << "max_v = 0 accepted";
+    FAIL() << "max_v = -1 accepted";
   } catch (const SpecError& e) {
     EXPECT_EQ(e.field(), "search.max_v");
   }
@@ -125,6 +133,43 @@ TEST(SearchSpace, BadOptionsNameTheField) {
     EXPECT_EQ(e.field(), "search.max_micro_batch");
     EXPECT_STREQ(e.what(), "search.max_micro_batch=1073741824 exceeds the limit 1048576");
   }
+}
+
+}  // namespace
+}  // namespace zeropp::search
+
+namespace zeropp::search {
+namespace {
+
+// Issue 13: no default cut hides a plan. Calculon's optimal execution for GPT-3 13B on 64 A100 with batch 256
+// (tp 1, pp 8, dp 8, v 5: interleaved) was outside the old space (max_v = 4); every v with pp v | L is in now,
+// with every b dividing the batch and every U up to B, and z any divisor of the node.
+TEST(SearchSpace, HoldsCalculonsWinnerAndEveryUnit) {
+  const Experiment ex = testing::experiment("gpt3-13b", 64, 256);
+  bool calculon = false, ragged_unit = false, v_beyond_4 = false;
+  for_each_plan(ex, SpaceOptions{}, [&](const Plan& plan) {
+    const ParallelSpec& p = plan.parallel;
+    calculon = calculon || (p.strategy == Strategy::three_d && p.tp == 1 && p.pp == 8 && p.dp == 8 && p.v == 5 &&
+                            p.schedule == ScheduleKind::interleaved);
+    ragged_unit = ragged_unit || (p.schedule == ScheduleKind::zeropp && p.micro_batches % p.unit != 0);
+    v_beyond_4 = v_beyond_4 || p.v == 20;
+  });
+  EXPECT_TRUE(calculon);
+  EXPECT_TRUE(ragged_unit);
+  EXPECT_TRUE(v_beyond_4);
+  // z any divisor of a 6-GPU node (not only powers of two): 2, 3, 6.
+  Experiment six = testing::tiny_experiment();
+  six.cluster.gpus_per_node = 6;
+  six.cluster.nodes = 1;
+  six.gpus = 6;
+  six.global_batch = 12;
+  six.model.heads = 6;
+  six.model.hidden = 384;
+  std::set<int> zs;
+  SpaceOptions o;
+  o.strategies = {Strategy::zeropp_b};
+  for_each_plan(six, o, [&](const Plan& plan) { zs.insert(plan.parallel.z); });
+  EXPECT_EQ(zs, (std::set<int>{2, 3, 6}));
 }
 
 }  // namespace

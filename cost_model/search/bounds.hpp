@@ -1,0 +1,45 @@
+#pragma once
+// Bounds on what the simulator will say about a plan, computed from its action costs without simulating: they
+// let the search (search.hpp) skip simulations and still return exactly what simulating every plan would.
+//
+//   time_s        <= the simulated makespan. The simulator runs a rank's compute actions (F, B, W, BW, RECOMPUTE,
+//                 OPT_STEP) one after another on its compute stream, each for at least its cost in the table
+//                 (contention only stretches them), so the makespan is at least the busiest rank's sum of those
+//                 costs. Before its first compute action a rank waits for the forward of micro-batch 0 through
+//                 every earlier stage: any action of rank r depends (directly or through its rank's program
+//                 order) on some F of a stage s' >= r, which depends on F of stages s'-1, ..., 0 of the same
+//                 micro-batch, run one after another; the stages below r are a part of that chain. So
+//                 makespan >= max over r of (f_0 + ... + f_{r-1}) + the compute seconds of rank r.
+//                 The compute seconds of rank r count, per micro-batch and chunk, F, min(BW, B + W) (fused or
+//                 split backward, whichever the schedule runs), RECOMPUTE when the plan recomputes (not the last
+//                 stage of a schedule that exempts it: recomputes_last_stage), and the rank's OPT_STEP.
+//   memory_bytes  <= the simulated peak: the simulator starts every rank at its static bytes (model-state
+//                 shards, held all along) and its peak is at least that; the bound is the largest over ranks.
+//                 Every allocation the simulator makes is >= 0 and freed at most once, so what is live at an instant
+//                 only adds to the static bytes.
+// warmup_memory_bound (a second, costlier memory bound: it generates the compute-only schedule, no simulation):
+//                 a rank's compute stream runs its actions in program order, and an F's activations (its
+//                 checkpoint when the plan recomputes) stay allocated until its micro-batch's B/BW ends. When the
+//                 last F before the rank's first B/BW (in program order) starts, no B/BW of the rank has started,
+//                 so every one of those F's allocations is live: peak >= static + their sum. (Lowering adds
+//                 communication actions around the compute ones and keeps their order.)
+// Pure ZeRO-3 is simulated layer by layer (per_layer.hpp), the stage's costs split over its layers; the sums
+// are the same up to rounding, which the factor kRounding below absorbs.
+// tests/search/bounds_test.cpp checks both bounds against the simulation of every plan of small spaces.
+#include "cost_model/spec/config.hpp"
+
+namespace zeropp::search {
+
+struct PlanBounds {
+  double time_s = 0;        // <= simulated iteration time
+  double memory_bytes = 0;  // <= simulated peak memory per GPU
+};
+
+// Slack for floating-point rounding between the bound's sums and the simulator's (relative).
+inline constexpr double kRounding = 1e-9;
+
+PlanBounds lower_bounds(const Plan& plan);
+// max(lower_bounds(plan).memory_bytes, the warm-up bound above) <= simulated peak.
+double warmup_memory_bound(const Plan& plan);
+
+}  // namespace zeropp::search

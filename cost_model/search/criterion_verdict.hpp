@@ -1,0 +1,35 @@
+#pragma once
+// `zeropp criterion --experiment`: the byte criterion 2sUb > 9h, the time-based answer on the experiment's
+// cluster and the simulated search, reconciled in one paragraph for the search's winning ZeroPP plan.
+//
+// The plan is the fastest plan of the ZeroPP strategies (hybrid A or B) that fits, from the same search as
+// `zeropp search`/`compare` (search.hpp); b and U are its own. Both criteria predict whether ZeroPP beats tensor
+// parallelism; the search answers it by simulation: the winning ZeroPP plan against the search's best 3D plan.
+// The paragraph says which of the two answers the search followed (agreed with) and why the other one missed:
+//   - the byte count ignores bandwidth and overlap; the time-based answer weighs them (one layer, U micro-batches);
+//   - both look at one layer's TP-vs-ZeRO-3 exchange only; the simulated iteration also has the bubble, the DP
+//     sync, recompute and the micro-batch the memory allows: the component that differs most is named.
+#include <optional>
+#include <string>
+
+#include "cost_model/analytic/criterion.hpp"
+#include "cost_model/search/search.hpp"
+
+namespace zeropp::search {
+
+struct CriterionVerdict {
+  bool found = false;                      // a ZeroPP plan fits (else `paragraph` says why not)
+  Candidate zeropp;                        // the winning ZeroPP plan
+  std::optional<Candidate> three_d;        // the search's best 3D plan, if one fits
+  analytic::Criterion bytes;               // at the plan's b and U
+  analytic::CriterionTime time;            // on the experiment's cluster, z = tp = the plan's z
+  bool search_prefers_zeropp = false;      // zeropp faster than three_d (true when no 3D plan fits)
+  bool bytes_agree = false, time_agree = false;
+  std::string followed;   // "both", "time-based", "byte criterion", "neither"
+  std::string paragraph;  // the reconciliation, one paragraph
+};
+
+// `result` must include the ZeroPP strategies (and 3d, for the comparison).
+CriterionVerdict criterion_verdict(const SearchResult& result);
+
+}  // namespace zeropp::search

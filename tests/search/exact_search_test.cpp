@@ -1,0 +1,160 @@
+// Issue 13, point 3: the search is exact. Its bounds hold for every plan (bounds.hpp), and the pruned search
+// returns, plan for plan, what simulating every plan returns: the top plans, the best of every strategy and of
+// every (strategy, schedule) pair, and where nothing fits, the closest plan.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "cost_model/search/bounds.hpp"
+#include "cost_model/search/describe.hpp"
+#include "cost_model/search/plans_csv.hpp"
+#include "cost_model/search/search.hpp"
+#include "cost_model/search/simulated_estimate.hpp"
+#include "cost_model/spec/names.hpp"
+#include "search_fixtures.hpp"
+
+namespace zeropp::search {
+namespace {
+
+SpaceOptions small_space() {
+  SpaceOptions o;
+  o.max_v = 2;
+  return o;
+}
+
+// Every plan of the tiny space (all six strategies, ZeRO-3 layer by layer included): time bound <= simulated
+// iteration, memory bound <= simulated peak.
+TEST(Bounds, BelowTheSimulationForEveryPlan) {
+  int plans = 0;
+  for_each_plan(testing::tiny_experiment(), small_space(), [&](const Plan& plan) {
+    ++plans;
+    const PlanBounds b = lower_bounds(plan);
+    const analytic::Estimate e = simulated_estimate(plan).estimate;
+    EXPECT_GT(b.time_s, 0) << describe_plan(plan.parallel);
+    EXPECT_LE(b.time_s, e.time_s.iteration) << describe_plan(plan.parallel);
+    EXPECT_GT(b.memory_bytes, 0) << describe_plan(plan.parallel);
+    EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(plan.parallel);
+    const double warmup = warmup_memory_bound(plan);
+    EXPECT_GE(warmup, b.memory_bytes) << describe_plan(plan.parallel);
+    EXPECT_LE(warmup, e.memory_bytes.peak) << describe_plan(plan.parallel);
+  });
+  EXPECT_GT(plans, 1000);
+}
+
+// The bound is not vacuous: with no communication to hide (one pipeline stage, pure compute), it is close to the
+// simulated time. 3d tp=1 pp=1 on the tiny model: one rank, F + BW per micro-batch and the optimizer step.
+TEST(Bounds, TightWithoutCommunication) {
+  Plan plan{testing::tiny_model(), load_cluster("dgx-a100-80gb"), {}};
+  ParallelSpec& p = plan.parallel;
+  p.strategy = Strategy::pp_zero1;
+  p.zero_stage = 0;
+  p.schedule = ScheduleKind::one_f_one_b;
+  p.micro_batches = 4;
+  const double t = simulated_estimate(plan).estimate.time_s.iteration;
+  EXPECT_LE(lower_bounds(plan).time_s, t);
+  EXPECT_GT(lower_bounds(plan).time_s, 0.9 * t);
+}
+
+void expect_same(const std::optional<Candidate>& a, const std::optional<Candidate>& b, const std::string& what) {
+  ASSERT_EQ(a.has_value(), b.has_value()) << what;
+  if (!a) return;
+  EXPECT_EQ(a->parallel, b->parallel) << what << ": " << describe_plan(a->parallel) << " vs "
+                                      << describe_plan(b->parallel);
+  EXPECT_EQ(a->estimate.time_s.iteration, b->estimate.time_s.iteration) << what;
+  EXPECT_EQ(a->estimate.memory_bytes.peak, b->estimate.memory_bytes.peak) << what;
+}
+
+void expect_same(const InfeasibleReport& a, const InfeasibleReport& b, const std::string& what) {
+  expect_same(a.any ? std::optional<Candidate>(a.plan) : std::nullopt,
+              b.any ? std::optional<Candidate>(b.plan) : std::nullopt, what + " closest");
+}
+
+void expect_pruned_equals_brute_force(const Experiment& ex, const SpaceOptions& space, int top) {
+  SearchOptions o;
+  o.space = space;
+  o.top = top;
+  const SearchResult pruned = run_search(ex, o);
+  o.exhaustive = true;
+  const SearchResult brute = run_search(ex, o);
+  EXPECT_EQ(brute.counts.simulated, brute.counts.enumerated - brute.counts.rejected);
+  EXPECT_LT(pruned.counts.simulated, brute.counts.simulated) << ex.name << ": the bounds pruned nothing";
+  ASSERT_EQ(pruned.ranked.size(), brute.ranked.size()) << ex.name;
+  for (std::size_t i = 0; i < pruned.ranked.size(); ++i)
+    expect_same(pruned.ranked[i], brute.ranked[i], ex.name + " rank " + std::to_string(i + 1));
+  ASSERT_EQ(pruned.strategies.size(), brute.strategies.size());
+  for (std::size_t k = 0; k < pruned.strategies.size(); ++k) {
+    const StrategySummary& a = pruned.strategies[k];
+    const StrategySummary& b = brute.strategies[k];
+    const std::string name = ex.name + " " + std::string(to_string(a.strategy));
+    expect_same(a.best, b.best, name);
+    expect_same(a.closest, b.closest, name);
+    ASSERT_EQ(a.schedules.size(), b.schedules.size()) << name;
+    for (std::size_t s = 0; s < a.schedules.size(); ++s) {
+      const std::string pair = name + " on " + std::string(to_string(a.schedules[s].schedule));
+      expect_same(a.schedules[s].group.best, b.schedules[s].group.best, pair);
+      expect_same(a.schedules[s].group.closest, b.schedules[s].group.closest, pair);
+    }
+  }
+  expect_same(pruned.closest_infeasible, brute.closest_infeasible, ex.name);
+}
+
+TEST(ExactSearch, TinyCaseEqualsBruteForce) {
+  expect_pruned_equals_brute_force(testing::tiny_experiment(), small_space(), 10);
+}
+
+// Memory matters: a 1.3B model on 16 GPUs with some plans over memory, top 25.
+TEST(ExactSearch, Gpt3_1_3bEqualsBruteForce) {
+  SpaceOptions space;
+  space.max_v = 2;
+  space.max_micro_batch = 4;
+  expect_pruned_equals_brute_force(testing::experiment("gpt3-1.3b", 16, 64), space, 25);
+}
+
+// The issue's case over the whole space (no cut): GPT-3 13B on 64 A100, global batch 256, 17 k plans.
+TEST(ExactSearch, Gpt3_13bOn64A100EqualsBruteForce) {
+  expect_pruned_equals_brute_force(testing::experiment("gpt3-13b", 64, 256), SpaceOptions{}, 10);
+}
+
+// Nothing fits anywhere: every strategy's closest plan is exact.
+TEST(ExactSearch, NothingFitsEqualsBruteForce) {
+  SpaceOptions space;
+  space.max_v = 2;
+  space.max_micro_batch = 2;
+  expect_pruned_equals_brute_force(testing::experiment("gpt3-175b", 8, 8), space, 5);
+}
+
+}  // namespace
+}  // namespace zeropp::search
+
+namespace zeropp::search {
+namespace {
+
+// --csv: one row per enumerated plan, in enumeration order, with its fate; the evaluated ones carry their
+// simulated time, and the ranked winner is among them with the same numbers.
+TEST(PlansCsv, EveryPlanWithItsFate) {
+  SearchOptions o;
+  o.space = small_space();
+  o.keep_all = true;
+  const SearchResult r = run_search(testing::tiny_experiment(), o);
+  const std::string csv = plans_csv(r);
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, next; at < csv.size(); at = next + 1) {
+    next = csv.find('\n', at);
+    lines.push_back(csv.substr(at, next - at));
+  }
+  ASSERT_EQ(static_cast<std::int64_t>(lines.size()), r.counts.enumerated + 1);
+  EXPECT_EQ(lines[0].rfind("index,strategy,tp,z,pp,dp,", 0), 0u);
+  std::int64_t simulated = 0, pruned = 0;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i].rfind(std::to_string(i - 1) + ",", 0), 0u) << lines[i];
+    simulated += lines[i].find(",simulated,") != std::string::npos;
+    pruned += lines[i].find(",pruned_by_time,") != std::string::npos;
+  }
+  EXPECT_EQ(simulated, r.counts.simulated);
+  EXPECT_EQ(pruned, r.counts.pruned);
+  const Candidate& best = r.ranked.front();
+  const std::string& row = lines[best.index + 1];
+  EXPECT_NE(row.find(fmt::format(",simulator,{:.9g},", best.estimate.time_s.iteration)), std::string::npos) << row;
+}
+
+}  // namespace
+}  // namespace zeropp::search

@@ -16,6 +16,7 @@
 
 #include "cost_model/analytic/estimate.hpp"
 #include "cost_model/cli/command.hpp"
+#include "cost_model/cli/run_cost_args.hpp"
 #include "cost_model/options/cli_checks.hpp"
 #include "cost_model/search/simulated_estimate.hpp"
 #include "cost_model/spec/config.hpp"
@@ -36,6 +37,7 @@ struct EstimateArgs {
   std::optional<bool> sequence_parallel;
   bool no_dp_overlap = false;
   bool closed_form = false;
+  RunCostArgs run_cost;
   Format format = Format::table;
 };
 
@@ -119,6 +121,15 @@ std::string beside(const search::SimulatedEstimate& e, double closed, const char
   return fmt::format("  (closed form {})", fmt::format(fmt::runtime(spec), closed));
 }
 
+// "training run" lines: days, GPU-hours and cost of the whole run at this plan's iteration time.
+void print_run_cost(const analytic::RunCost& r) {
+  std::cout << fmt::format("\ntraining run         {:.4g} tokens = {:.0f} iterations of {:.0f} tokens: {:.2f} days, "
+                           "{:.4g} GPU-hours",
+                           r.tokens, r.iterations, r.tokens_per_iteration, r.days, r.gpu_hours);
+  if (r.cost) std::cout << fmt::format(", cost {:.4g} at {:g} per GPU-hour", *r.cost, *r.price_per_gpu_hour);
+  std::cout << "\n";
+}
+
 void print_table(const Plan& plan, const search::SimulatedEstimate& s) {
   const analytic::Estimate& e = s.estimate;
   const analytic::Estimate& c = s.closed_form;
@@ -173,14 +184,18 @@ int run(const EstimateArgs& args) {
   } else {
     est = search::simulated_estimate(plan, options);
   }
+  std::optional<analytic::RunCost> run_cost;
+  if (const auto o = run_cost_options(args.run_cost)) run_cost = analytic::run_cost(plan, est.estimate.time_s.iteration, *o);
   if (args.format == Format::json) {
     nlohmann::json j = search::to_json(est);
     j["schema"] = kSchemaVersion;
     j["command"] = "estimate";
     j["plan"] = {{"model", to_json(plan.model)}, {"cluster", plan.cluster.name}, {"parallel", to_json(plan.parallel)}};
+    if (run_cost) j["run"] = analytic::to_json(*run_cost);
     std::cout << j.dump(2) << "\n";
   } else {
     print_table(plan, est);
+    if (run_cost) print_run_cost(*run_cost);
   }
   return 0;
 }
@@ -224,6 +239,7 @@ const bool registered = register_command({
       sub.add_flag("--no-dp-overlap", a->no_dp_overlap,
                    "DP gradient sync after the backward, not overlapped (parallel.overlap_grad_reduce=false)");
       sub.add_flag("--closed-form", a->closed_form, "Closed forms only, no schedule simulation");
+      add_run_cost_options(sub, a->run_cost);
       add_format_option(sub, a->format);
       return [a] { return run(*a); };
     },

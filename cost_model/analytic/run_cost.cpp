@@ -8,7 +8,8 @@
 
 namespace zeropp::analytic {
 
-RunCost run_cost(const Plan& plan, double iteration_seconds, const RunCostOptions& options) {
+RunCost run_cost(const ModelSpec& model, const ParallelSpec& parallel, double iteration_seconds,
+                 const RunCostOptions& options) {
   check_number("run", "tokens", options.tokens, kTokensRange);
   if (options.price_per_gpu_hour)
     check_number("run", "price_per_gpu_hour", *options.price_per_gpu_hour, kPricePerGpuHourRange);
@@ -17,11 +18,11 @@ RunCost run_cost(const Plan& plan, double iteration_seconds, const RunCostOption
                     fmt::format("run cost needs a positive iteration time, got {}", iteration_seconds));
   RunCost r;
   r.tokens = options.tokens;
-  r.tokens_per_iteration = static_cast<double>(plan.parallel.global_batch()) * plan.model.seq_len;
+  r.tokens_per_iteration = static_cast<double>(parallel.global_batch()) * model.seq_len;
   r.iterations = std::ceil(options.tokens / r.tokens_per_iteration);
   r.seconds = r.iterations * iteration_seconds;
   r.days = r.seconds / 86400.0;
-  r.gpu_hours = r.seconds * plan.parallel.world() / 3600.0;
+  r.gpu_hours = r.seconds * parallel.world() / 3600.0;
   r.price_per_gpu_hour = options.price_per_gpu_hour;
   if (options.price_per_gpu_hour) r.cost = r.gpu_hours * *options.price_per_gpu_hour;
   return r;

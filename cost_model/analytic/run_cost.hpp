@@ -39,7 +39,11 @@ inline constexpr NumberRange kPricePerGpuHourRange{0, 1e6, false};
 
 // Throws SpecError("tokens" / "price_per_gpu_hour") for a value out of range, or for an iteration time that is not
 // positive and finite.
-RunCost run_cost(const Plan& plan, double iteration_seconds, const RunCostOptions& options);
+RunCost run_cost(const ModelSpec& model, const ParallelSpec& parallel, double iteration_seconds,
+                 const RunCostOptions& options);
+inline RunCost run_cost(const Plan& plan, double iteration_seconds, const RunCostOptions& options) {
+  return run_cost(plan.model, plan.parallel, iteration_seconds, options);
+}
 
 nlohmann::json to_json(const RunCost&);
 

@@ -7,11 +7,13 @@
 //   zeropp compare --model gpt3-13b --cluster dgx-a100-80gb --gpus 64 --global-batch 256
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "cost_model/cli/command.hpp"
 #include "cost_model/cli/experiment_args.hpp"
+#include "cost_model/cli/run_cost_args.hpp"
 #include "cost_model/search/compare.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/spec/config.hpp"
@@ -25,6 +27,7 @@ struct CompareArgs {
   ExperimentArgs source;
   std::vector<std::string> strategies;
   bool closed_form = false;
+  RunCostArgs run_cost;
   Format format = Format::table;
 };
 
@@ -42,6 +45,13 @@ double three_d_time(const std::vector<search::CompareRow>& rows) {
     if (r.spec.strategy == Strategy::three_d && r.found && r.estimate.estimate.feasible)
       return r.estimate.estimate.time_s.iteration;
   return 0;
+}
+
+// The whole run's cost at a row's plan (--tokens), when the row has a plan that fits.
+std::optional<analytic::RunCost> row_run_cost(const search::CompareRow& r,
+                                              const std::optional<analytic::RunCostOptions>& o) {
+  if (!o || !r.found || !r.estimate.estimate.feasible) return std::nullopt;
+  return analytic::run_cost(r.plan, r.estimate.estimate.time_s.iteration, *o);
 }
 
 void print_table(const Experiment& ex, const std::vector<search::CompareRow>& rows, const search::SearchResult& r) {
@@ -90,7 +100,8 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
                "sent GB: bytes sent per GPU per iteration (GB = 1e9).\n";
 }
 
-nlohmann::json rows_json(const std::vector<search::CompareRow>& rows) {
+nlohmann::json rows_json(const std::vector<search::CompareRow>& rows,
+                         const std::optional<analytic::RunCostOptions>& run_cost) {
   const double base = three_d_time(rows);
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : rows) {
@@ -108,6 +119,7 @@ nlohmann::json rows_json(const std::vector<search::CompareRow>& rows) {
       j["feasible"] = e.feasible;
       j["speedup_vs_3d"] =
           (e.feasible && base > 0) ? nlohmann::json(base / e.time_s.iteration) : nlohmann::json(nullptr);
+      if (const auto c = row_run_cost(r, run_cost)) j["run"] = analytic::to_json(*c);
     }
     out.push_back(j);
   }
@@ -121,6 +133,7 @@ int run(const CompareArgs& args) {
   const auto specs = search::select_rows(ex, args.strategies);
   const search::SearchResult result = search::run_search(ex, search::search_options(specs, options));
   const auto rows = search::rows_of(result, specs);
+  const std::optional<analytic::RunCostOptions> run_cost = run_cost_options(args.run_cost);
   if (args.format == Format::json) {
     nlohmann::json j = {{"schema", kSchemaVersion},
                         {"command", "compare"},
@@ -138,10 +151,15 @@ int run(const CompareArgs& args) {
                           {"over_memory_bound", result.counts.over_memory_bound},
                           {"pruned", result.counts.pruned}}},
                         {"tie_rule", result.tie_rule},
-                        {"strategies", rows_json(rows)}};
+                        {"strategies", rows_json(rows, run_cost)}};
     std::cout << j.dump(2) << "\n";
   } else {
     print_table(ex, rows, result);
+    if (run_cost) {
+      std::vector<RunCostRow> costs;
+      for (const auto& r : rows) costs.push_back({r.spec.name, row_run_cost(r, run_cost)});
+      print_run_costs(costs, *run_cost);
+    }
   }
   return 0;
 }
@@ -158,6 +176,7 @@ const bool registered = register_command({
                      "zeropp_b (default: all)")
           ->delimiter(',');
       sub.add_flag("--closed-form", a->closed_form, "Closed forms only, no schedule simulation");
+      add_run_cost_options(sub, a->run_cost);
       add_format_option(sub, a->format);
       return [a] { return run(*a); };
     },

@@ -13,6 +13,7 @@
 
 #include "cost_model/cli/command.hpp"
 #include "cost_model/cli/experiment_args.hpp"
+#include "cost_model/cli/run_cost_args.hpp"
 #include "cost_model/options/cli_checks.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/search/study_report.hpp"
@@ -28,6 +29,7 @@ struct ReportArgs {
   ExperimentArgs source;
   std::string output, results, validation_set = "narayanan2021";
   int width = 150;
+  RunCostArgs run_cost;
   Format format = Format::table;
 };
 
@@ -88,6 +90,7 @@ int run(const ReportArgs& args) {
                             : options.results_dir / ("report-" + file_stem(ex.name) + ".md");
   options.validation_set = args.validation_set;
   options.grid_width = args.width;
+  options.run_cost = run_cost_options(args.run_cost);
   const ExperimentArgs& e = args.source;
   const std::string dtype = e.dtype.empty() ? "" : " --dtype " + e.dtype;
   options.command =
@@ -125,6 +128,7 @@ const bool registered = register_command({
                      "Validation set for the model-vs-published section (default narayanan2021)");
       sub.add_option("--width", a->width, "Timeline grid width in characters (default 150)")
           ->check(cli_checks::integer_in(20, 1000));
+      add_run_cost_options(sub, a->run_cost);
       add_format_option(sub, a->format);
       return [a] { return run(*a); };
     },

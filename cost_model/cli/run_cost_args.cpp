@@ -1,5 +1,9 @@
 #include "cost_model/cli/run_cost_args.hpp"
 
+#include <iostream>
+
+#include <fmt/format.h>
+
 #include "cost_model/options/cli_checks.hpp"
 
 namespace zeropp::cli {
@@ -21,6 +25,24 @@ std::optional<analytic::RunCostOptions> run_cost_options(const RunCostArgs& a) {
   o.tokens = a.tokens;
   if (a.priced) o.price_per_gpu_hour = a.price_per_gpu_hour;
   return o;
+}
+
+void print_run_costs(const std::vector<RunCostRow>& rows, const analytic::RunCostOptions& o) {
+  std::cout << fmt::format("\nTraining run of {:.4g} tokens at each plan (steady state: no restarts or evaluation):\n",
+                           o.tokens);
+  std::cout << fmt::format("{:<11} {:>12} {:>9} {:>12}{}\n", "strategy", "iterations", "days", "GPU-hours",
+                           o.price_per_gpu_hour ? fmt::format(" {:>12}", "cost") : "");
+  for (const RunCostRow& r : rows) {
+    if (!r.cost) {
+      std::cout << fmt::format("{:<11} -\n", r.label);
+      continue;
+    }
+    const analytic::RunCost& c = *r.cost;
+    std::cout << fmt::format("{:<11} {:>12.0f} {:>9.2f} {:>12.4g}{}\n", r.label, c.iterations, c.days, c.gpu_hours,
+                             c.cost ? fmt::format(" {:>12.4g}", *c.cost) : "");
+  }
+  if (o.price_per_gpu_hour)
+    std::cout << fmt::format("cost: GPU-hours x {:g} per GPU-hour.\n", *o.price_per_gpu_hour);
 }
 
 }  // namespace zeropp::cli

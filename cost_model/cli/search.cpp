@@ -13,6 +13,7 @@
 
 #include "cost_model/cli/command.hpp"
 #include "cost_model/cli/experiment_args.hpp"
+#include "cost_model/cli/run_cost_args.hpp"
 #include "cost_model/options/cli_checks.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/search/plans_csv.hpp"
@@ -36,6 +37,7 @@ struct SearchArgs {
   bool closed_form = false;
   search::SearchOptions options;
   std::string csv;
+  RunCostArgs run_cost;
   Format format = Format::table;
 };
 
@@ -130,6 +132,12 @@ void print_table(const search::SearchResult& r, int top) {
                "of the dp dimension.\n";
 }
 
+// The whole run's cost at a ranked plan (--tokens).
+analytic::RunCost candidate_run_cost(const Experiment& ex, const search::Candidate& c,
+                                     const analytic::RunCostOptions& o) {
+  return analytic::run_cost(ex.model, c.parallel, c.estimate.time_s.iteration, o);
+}
+
 int run(SearchArgs& a) {
   if (!a.csv.empty()) check_output_folder(a.csv, "--csv");  // before the work, not after
   const Experiment ex = build_experiment(a);
@@ -149,8 +157,16 @@ int run(SearchArgs& a) {
   const search::SearchResult r = search::run_search(ex, o);
   if (progress) progress->finish();
   if (!a.csv.empty()) write_file_atomically(a.csv, search::plans_csv(r), "--csv", ParentDirs::must_exist);
+  const std::optional<analytic::RunCostOptions> run_cost = run_cost_options(a.run_cost);
   if (a.format == Format::json) {
     nlohmann::json j = search::to_json(r, a.top);
+    if (run_cost) {
+      for (std::size_t i = 0; i < j["top"].size(); ++i)
+        j["top"][i]["run"] = analytic::to_json(candidate_run_cost(ex, r.ranked[i], *run_cost));
+      for (std::size_t k = 0; k < r.strategies.size(); ++k)
+        if (r.strategies[k].best)
+          j["strategies"][k]["best"]["run"] = analytic::to_json(candidate_run_cost(ex, *r.strategies[k].best, *run_cost));
+    }
     j["schema"] = kSchemaVersion;
     j["command"] = "search";
     j["experiment"] = {{"name", ex.name}, {"model", ex.model.name},          {"cluster", ex.cluster.name},
@@ -158,6 +174,13 @@ int run(SearchArgs& a) {
     std::cout << j.dump(2) << "\n";
   } else {
     print_table(r, a.top);
+    if (run_cost) {
+      std::vector<RunCostRow> costs;
+      for (const auto& st : r.strategies)
+        costs.push_back({to_string(st.strategy), st.best ? std::optional(candidate_run_cost(ex, *st.best, *run_cost))
+                                                          : std::nullopt});
+      print_run_costs(costs, *run_cost);
+    }
   }
   return 0;
 }
@@ -183,6 +206,7 @@ const bool registered = register_command({
                    "Simulate every plan (no bound-based pruning; the answer is the same, slower)");
       sub.add_option("--csv", a->csv, "Write every enumerated plan (fate, bounds, simulated split) to FILE as CSV");
       sub.add_flag("--closed-form", a->closed_form, "Rank by the closed-form estimate only (no simulation)");
+      add_run_cost_options(sub, a->run_cost);
       add_format_option(sub, a->format);
       return [a] { return run(*a); };
     },

@@ -123,6 +123,28 @@ void table_section(std::string& md, const StudyReport& r) {
       "GPU per iteration (GB = 1e9); GiB = 2^30 bytes. B is micro-batches per pipeline; the winner is in bold.\n\n";
 }
 
+void run_cost_section(std::string& md, const StudyReport& r) {
+  if (!r.run_cost) return;
+  const analytic::RunCostOptions& o = *r.run_cost;
+  md += fmt::format("### Training run of {:.4g} tokens\n\n", o.tokens);
+  md += o.price_per_gpu_hour ? "| strategy | iterations | days | GPU-hours | cost |\n|---|--:|--:|--:|--:|\n"
+                             : "| strategy | iterations | days | GPU-hours |\n|---|--:|--:|--:|\n";
+  for (int i = 0; i < static_cast<int>(r.rows.size()); ++i) {
+    const auto c = row_run_cost(r, i);
+    if (!c) {
+      md += fmt::format("| {} | - | - | - |{}\n", r.rows[i].spec.name, o.price_per_gpu_hour ? " - |" : "");
+      continue;
+    }
+    md += fmt::format("| {} | {:.0f} | {:.2f} | {:.4g} |{}\n", r.rows[i].spec.name, c->iterations, c->days,
+                      c->gpu_hours, c->cost ? fmt::format(" {:.4g} |", *c->cost) : "");
+  }
+  md += fmt::format(
+      "\nModel output: whole iterations of {} sequences x {} tokens at each row's simulated iteration time, steady "
+      "state (no start-up, checkpoints, evaluation, failures or restarts){}.\n\n",
+      r.experiment.global_batch, r.experiment.model.seq_len,
+      o.price_per_gpu_hour ? fmt::format("; cost = GPU-hours x {:g} per GPU-hour", *o.price_per_gpu_hour) : "");
+}
+
 void criterion_section(std::string& md, const StudyReport& r) {
   md += "## Criterion: does ZeroPP move fewer bytes than tensor parallelism?\n\n";
   if (!r.have_criterion) {
@@ -246,6 +268,7 @@ std::string to_markdown(const StudyReport& r) {
   experiment_section(md, r);
   verdict_section(md, r);
   table_section(md, r);
+  run_cost_section(md, r);
   criterion_section(md, r);
   timeline_section(md, r);
   validation_section(md, r);

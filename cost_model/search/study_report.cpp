@@ -112,11 +112,17 @@ double speedup(const StudyReport& r, int a, int b) {
   return r.rows[b].estimate.estimate.time_s.iteration / r.rows[a].estimate.estimate.time_s.iteration;
 }
 
+std::optional<analytic::RunCost> row_run_cost(const StudyReport& r, int i) {
+  if (!r.run_cost || i < 0 || !fits(r.rows[i])) return std::nullopt;
+  return analytic::run_cost(r.rows[i].plan, r.rows[i].estimate.estimate.time_s.iteration, *r.run_cost);
+}
+
 StudyReport build_study_report(const Experiment& experiment, const StudyOptions& options) {
   validate(experiment);
   StudyReport r;
   r.experiment = experiment;
   r.command = options.command;
+  r.run_cost = options.run_cost;
   // One search for the table and the criterion's verdict, as `zeropp compare` and `zeropp criterion` run it.
   const std::vector<CompareRowSpec> specs = select_rows(experiment, {});
   const SearchResult searched = run_search(experiment, search_options(specs, options.compare));
@@ -190,6 +196,7 @@ nlohmann::json to_json(const StudyReport& r) {
       x["parallel"] = to_json(row.plan.parallel);
       x["estimate"] = to_json(row.estimate);
       x["speedup_vs_3d"] = fits(row) ? optional_number(speedup(r, i, r.three_d)) : nlohmann::json(nullptr);
+      if (const auto c = row_run_cost(r, i)) x["run"] = analytic::to_json(*c);
     }
     rows.push_back(x);
   }

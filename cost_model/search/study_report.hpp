@@ -10,12 +10,14 @@
 //   figures             <results>/figures/*.png made by plots/make_all.sh, linked when present.
 // Model output and measurements are kept apart in the text: every measured number says where it was measured.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "cost_model/analytic/criterion.hpp"
+#include "cost_model/analytic/run_cost.hpp"
 #include "cost_model/search/compare.hpp"
 #include "cost_model/search/loop_runs.hpp"
 #include "cost_model/search/validation.hpp"
@@ -30,6 +32,7 @@ struct StudyOptions {
   int grid_width = 150;                          // characters per row of the timeline grid
   CompareOptions compare;
   std::string command;  // the command line that writes this report, quoted in its header
+  std::optional<analytic::RunCostOptions> run_cost;  // --tokens: a "training run" table per row
 };
 
 struct StudyTimeline {
@@ -52,6 +55,7 @@ struct StudyReport {
   Experiment experiment;
   std::string command;  // StudyOptions::command
   std::vector<CompareRow> rows;
+  std::optional<analytic::RunCostOptions> run_cost;  // StudyOptions::run_cost
   // Indices into rows, -1 when there is none: the fastest row that fits; the fastest ZeroPP row that fits
   // (zeropp_a, zeropp_b); the 3d row when it fits; the fastest pipeline baseline that fits (the pp_zero1 rows:
   // 1F1B, ZB-H1, ZB-H2, BFS with ZeRO-1, and naive ZeRO-3 + PP).
@@ -75,6 +79,9 @@ struct StudyReport {
 
 // Throws SpecError for an invalid experiment (validate(experiment)) or validation set.
 StudyReport build_study_report(const Experiment&, const StudyOptions&);
+
+// The whole run's cost at row i's plan (report.run_cost), when there is one and the plan fits.
+std::optional<analytic::RunCost> row_run_cost(const StudyReport&, int i);
 
 // time(b) / time(a): how many times faster row a is than row b (both must fit); 0 when either index is -1.
 double speedup(const StudyReport&, int a, int b);

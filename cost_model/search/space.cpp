@@ -14,10 +14,12 @@ namespace {
 
 using analytic::divisors;
 
-std::vector<int> powers_of_two_dividing(int n, int first) {
+// The divisors of n from `first` up: the powers of two of an 8-GPU node, and also 3, 6, 9, ... 72 of a 72-GPU
+// NVLink domain (GB200 NVL72), so tp and z can span it.
+std::vector<int> divisors_from(int n, int first) {
   std::vector<int> out;
-  for (int x = first; x <= n; x *= 2)
-    if (n % x == 0) out.push_back(x);
+  for (int x : divisors(n))
+    if (x >= first) out.push_back(x);
   return out;
 }
 
@@ -28,14 +30,14 @@ std::vector<int> inner_sizes(const Experiment& ex, Strategy s) {
   const StrategyTraits& t = traits(s);
   if (t.tensor_parallel) {
     std::vector<int> out;
-    for (int tp : powers_of_two_dividing(g, 1))
+    for (int tp : divisors_from(g, 1))
       if (m.heads % tp == 0 && m.kv_heads_or_heads() % tp == 0 && m.ffn() % tp == 0) out.push_back(tp);
     return out;
   }
   if (!t.zero3_group) return {1};
   // Pure ZeRO-3 shards over every data-parallel GPU; written z = one node (or fewer GPUs), dp = the rest.
   if (!t.pipeline) return {std::min(g, ex.gpus)};
-  return powers_of_two_dividing(g, 2);
+  return divisors_from(g, 2);
 }
 
 // (schedule, v) pairs for a strategy at pipeline depth pp.

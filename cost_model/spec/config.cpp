@@ -38,6 +38,8 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/spec/cluster_warnings.hpp"
+#include "cost_model/spec/diagnostics.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/hf_config.hpp"
 #include "cost_model/spec/json_fields.hpp"
@@ -74,11 +76,19 @@ ModelSpec model_from_file(const fs::path& path, const ModelOptions& options) {
   return from_file(path, [&] { return model_from_object(j, path.stem().string(), path.string(), options); });
 }
 
+// A cluster object read and checked for implausible units (cluster_warnings.hpp); the warnings name the file, or
+// only the field for an inline object.
+ClusterSpec checked_cluster(const nlohmann::json& j, const std::string& source) {
+  ClusterSpec c = cluster_from_json(j, "cluster");
+  for (const std::string& w : cluster_warnings(j, "cluster")) warn(source.empty() ? w : source + ": " + w);
+  return c;
+}
+
 ClusterSpec cluster_from_file(const fs::path& path) {
   nlohmann::json j = read_json_file(path);
   return from_file(path, [&] {
     if (j.is_object() && !j.contains("name")) j["name"] = path.stem().string();
-    return cluster_from_json(j, "cluster");
+    return checked_cluster(j, path.string());
   });
 }
 
@@ -98,7 +108,7 @@ ClusterSpec cluster_from_value(const nlohmann::json& value, const fs::path& base
   if (!value.is_object())
     throw SpecError("cluster", fmt::format("cluster: expected a zoo name, a file path or an object, got {} {}",
                                            value.type_name(), detail::show(value)));
-  return cluster_from_json(value, "cluster");
+  return checked_cluster(value, "");
 }
 
 }  // namespace

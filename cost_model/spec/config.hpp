@@ -76,7 +76,8 @@ std::filesystem::path configs_dir();
 std::vector<std::string> zoo_models();  // names, sorted
 std::vector<std::string> zoo_clusters();
 std::vector<std::string> zoo_experiments();
-// A name from the zoo or a path to a JSON file: our format or (models) a HuggingFace config.json.
+// A name from the zoo or a path to a JSON file: our format or (models) a HuggingFace config.json. A cluster file
+// with implausible units warns (cluster_warnings.hpp).
 ModelSpec load_model(const std::string& name_or_path, const ModelOptions& = {});
 ClusterSpec load_cluster(const std::string& name_or_path);
 // {"model": name|{...}, "cluster": ..., "parallel": {...}}

@@ -55,7 +55,7 @@ TEST(Zoo, ListsTheModelsOfTheIssue) {
       "megatron-76.1b", "qwen2-7b-instruct"};
   EXPECT_EQ(zoo_models(), expected);
   const std::vector<std::string> clusters = zoo_clusters();
-  for (const char* name : {"dgx-a100-80gb", "dgx-h100", "dgx-h200"})
+  for (const char* name : {"dgx-a100-80gb", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72"})
     EXPECT_TRUE(std::find(clusters.begin(), clusters.end(), name) != clusters.end()) << name;
   EXPECT_TRUE(std::is_sorted(clusters.begin(), clusters.end()));
 }

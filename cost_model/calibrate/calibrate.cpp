@@ -422,6 +422,13 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
   // After the GEMM table: the layer fit prices the passes' GEMMs with it.
   for (auto& [dtype, samples] : layers) fit_layer_series(dtype, samples, out);
   if (!optimizer.empty()) fit_optimizer_series(std::move(optimizer), out);
+  // What the profile rests on (ClusterSpec::provenance): what was fitted here is calibrated. The base's collective
+  // tables were dropped above, so without fits of its own a published base falls back to its nominal link rates.
+  if (!out.profile.collectives.empty())
+    out.profile.provenance.collectives = Provenance::calibrated;
+  else if (!base.collectives.empty() && base.provenance.collectives == Provenance::published)
+    out.profile.provenance.collectives = Provenance::nominal;
+  if (!out.profile.gemm_table.empty()) out.profile.provenance.gemm = Provenance::calibrated;
   return out;
 }
 

@@ -1,10 +1,13 @@
-// `zeropp clusters [NAME|PATH ...]`: the cluster zoo (or the given clusters) as a table or JSON.
-// Table units are labelled: TFLOP/s dense per GPU, GiB = 2^30 bytes, GB/s = 1e9 bytes/s per GPU per direction.
+// `zeropp clusters [NAME|PATH ...]`: the cluster zoo (or the given clusters) as a table or JSON. Given clusters
+// are followed by what the model uses of each: peaks, memory, and per link level and collective the bandwidth
+// and latency (a fit from `collectives`, or the raw link), so a unit mix-up shows before it skews a prediction.
+// Units are labelled: TFLOP/s dense per GPU, GiB = 2^30 bytes, GB/s = 1e9 bytes/s per GPU per direction.
 #include <iostream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cost_model/analytic/collectives.hpp"
 #include "cost_model/cli/command.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/names.hpp"
@@ -12,23 +15,84 @@
 namespace zeropp::cli {
 namespace {
 
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+constexpr double kMiB = 1024.0 * 1024;
+
 std::string peak_or_dash(const ClusterSpec& c, Dtype d) {
   const auto it = c.peak_flops.find(d);
   return it == c.peak_flops.end() ? "-" : fmt::format("{:g}", it->second / 1e12);
 }
 
+std::string fp8_or_dash(const ClusterSpec& c) {
+  return c.fp8_peak_flops > 0 ? fmt::format("{:g}", c.fp8_peak_flops / 1e12) : "-";
+}
+
+// "published/nominal": where the collective and the GEMM figures come from (ClusterSpec::provenance).
+std::string provenance_text(const ClusterSpec& c) {
+  return to_string(c.provenance.collectives) + "/" + to_string(c.provenance.gemm);
+}
+
 void print_table(const std::vector<ClusterSpec>& clusters) {
-  std::cout << fmt::format("{:<16} {:>5} {:>9} {:>5} {:>10} {:>10} {:>10} {:>8} {:>8} {:>10} {:>9} {:>10} {:>9}\n",
-                           "cluster", "nodes", "gpus/node", "GPUs", "bf16 TF/s", "fp16 TF/s", "fp32 TF/s", "mem GiB",
-                           "HBM GB/s", "intra GB/s", "intra us", "inter GB/s", "inter us");
+  constexpr std::string_view row =
+      "{:<16} {:>5} {:>9} {:>5} {:>10} {:>10} {:>10} {:>8} {:>8} {:>10} {:>9} {:>10} {:>9} {:>9}  {}\n";
+  std::cout << fmt::format(row, "cluster", "nodes", "gpus/node", "GPUs", "bf16 TF/s", "fp16 TF/s", "fp32 TF/s",
+                           "mem GiB", "HBM GB/s", "intra GB/s", "intra us", "inter GB/s", "inter us", "fp8 TF/s",
+                           "collectives/gemm");
   for (const ClusterSpec& c : clusters)
-    std::cout << fmt::format(
-        "{:<16} {:>5} {:>9} {:>5} {:>10} {:>10} {:>10} {:>8.1f} {:>8} {:>10g} {:>9g} {:>10g} {:>9g}{}\n", c.name,
-        c.nodes, c.gpus_per_node, c.world(), peak_or_dash(c, Dtype::bf16), peak_or_dash(c, Dtype::fp16),
-        peak_or_dash(c, Dtype::fp32), c.memory_bytes / (1024.0 * 1024 * 1024),
-        c.memory_bandwidth > 0 ? fmt::format("{:g}", c.memory_bandwidth / 1e9) : "-", c.intra.bandwidth / 1e9,
-        c.intra.latency * 1e6, c.inter.bandwidth / 1e9, c.inter.latency * 1e6,
-        c.collectives.empty() && c.gemm_table.empty() ? "" : "  (calibrated)");
+    std::cout << fmt::format(fmt::runtime(row), c.name, c.nodes, c.gpus_per_node, c.world(),
+                             peak_or_dash(c, Dtype::bf16), peak_or_dash(c, Dtype::fp16), peak_or_dash(c, Dtype::fp32),
+                             fmt::format("{:.1f}", c.memory_bytes / kGiB),
+                             c.memory_bandwidth > 0 ? fmt::format("{:g}", c.memory_bandwidth / 1e9) : "-",
+                             fmt::format("{:g}", c.intra.bandwidth / 1e9), fmt::format("{:g}", c.intra.latency * 1e6),
+                             fmt::format("{:g}", c.inter.bandwidth / 1e9), fmt::format("{:g}", c.inter.latency * 1e6),
+                             fp8_or_dash(c), provenance_text(c));
+}
+
+// "450 GB/s  3.4 us  link": what a collective on one link level runs at. The choice is analytic::collective_time's:
+// the profile's `collectives` entry for that level and collective when there is one (with its piecewise segments
+// and measured table, when present), else the raw link in the ring formula. "-" for a level the cluster does not
+// use.
+std::string resolved(const ClusterSpec& c, const char* level, analytic::Collective op) {
+  const LinkSpec& link = std::string_view(level) == "intra" ? c.intra : c.inter;
+  const bool used = std::string_view(level) == "intra" ? c.gpus_per_node > 1 : c.nodes > 1;
+  if (const auto lv = c.collectives.find(level); lv != c.collectives.end()) {
+    if (const auto fit = lv->second.find(analytic::collective_name(op)); fit != lv->second.end()) {
+      const CollectiveFit& f = fit->second;
+      std::string how = "collectives";
+      if (!f.segments.empty()) how += fmt::format(", {} size segments", f.segments.size());
+      if (!f.table.empty()) how += fmt::format(", {}-size table for {} GPUs", f.table.size(), f.table_ranks);
+      return fmt::format("{:>8.4g} GB/s {:>7.3g} us  {}", f.bandwidth / 1e9, f.latency * 1e6, how);
+    }
+  }
+  if (!used) return "-";
+  return fmt::format("{:>8.4g} GB/s {:>7.3g} us  link", link.bandwidth / 1e9, link.latency * 1e6);
+}
+
+void print_resolved(const ClusterSpec& c) {
+  std::string peaks;
+  for (const auto& [dtype, flops] : c.peak_flops)
+    peaks += fmt::format("{}{} {:g}", peaks.empty() ? "" : ", ", to_string(dtype), flops / 1e12);
+  if (c.fp8_peak_flops > 0) peaks += fmt::format(", fp8 {:g} (listed only)", c.fp8_peak_flops / 1e12);
+  const double mib = c.memory_bytes / kMiB;
+  std::string gemm = fmt::format("efficiency {:g}", c.gemm_efficiency);
+  for (const auto& [dtype, points] : c.gemm_table)
+    gemm += fmt::format("; {} table of {} sizes, {:.3g} to {:.3g}", to_string(dtype), points.size(),
+                        points.front().efficiency, points.back().efficiency);
+  std::cout << fmt::format("\n{}: what the model uses, per GPU (bandwidths per direction)\n", c.name);
+  std::cout << fmt::format("  {:<14} {} node{} x {} GPUs = {} ({}); intra = inside a node, inter = across nodes\n",
+                           "GPUs", c.nodes, c.nodes == 1 ? "" : "s", c.gpus_per_node, c.world(), to_string(c.device));
+  std::cout << fmt::format("  {:<14} {} TFLOP/s dense\n", "peak", peaks);
+  std::cout << fmt::format(
+      "  {:<14} {:.4g} GiB{}, memory bandwidth {}\n", "memory", c.memory_bytes / kGiB,
+      mib == static_cast<double>(static_cast<long long>(mib)) ? fmt::format(" = {:.0f} MiB", mib) : "",
+      c.memory_bandwidth > 0 ? fmt::format("{:g} GB/s", c.memory_bandwidth / 1e9) : "unknown");
+  std::cout << fmt::format("  {:<14} {} ({})\n", "GEMM", gemm, to_string(c.provenance.gemm));
+  std::cout << fmt::format("  {:<14} {} (bus bandwidth, latency per step; {})\n", "collectives", "intra | inter",
+                           to_string(c.provenance.collectives));
+  for (const auto op : {analytic::Collective::all_reduce, analytic::Collective::all_gather,
+                        analytic::Collective::reduce_scatter, analytic::Collective::send_recv})
+    std::cout << fmt::format("    {:<14} {:<52} | {}\n", analytic::collective_name(op), resolved(c, "intra", op),
+                             resolved(c, "inter", op));
 }
 
 void print_json(const std::vector<ClusterSpec>& clusters) {
@@ -39,7 +103,7 @@ void print_json(const std::vector<ClusterSpec>& clusters) {
 
 const bool registered = register_command({
     "clusters",
-    "List the cluster zoo (configs/clusters), or the given zoo names or JSON files",
+    "List the cluster zoo (configs/clusters), or the given zoo names or JSON files with what the model uses of them",
     [](CLI::App& sub) -> std::function<int()> {
       auto names = std::make_shared<std::vector<std::string>>();
       auto format = std::make_shared<Format>(Format::table);
@@ -48,10 +112,13 @@ const bool registered = register_command({
       return [names, format] {
         std::vector<ClusterSpec> clusters;
         for (const auto& name : names->empty() ? zoo_clusters() : *names) clusters.push_back(load_cluster(name));
-        if (*format == Format::json)
+        if (*format == Format::json) {
           print_json(clusters);
-        else
-          print_table(clusters);
+          return 0;
+        }
+        print_table(clusters);
+        if (!names->empty())
+          for (const ClusterSpec& c : clusters) print_resolved(c);
         return 0;
       };
     },

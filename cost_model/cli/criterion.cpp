@@ -17,6 +17,7 @@
 #include "cost_model/analytic/criterion.hpp"
 #include "cost_model/analytic/criterion_json.hpp"
 #include "cost_model/cli/command.hpp"
+#include "cost_model/cli/experiment_args.hpp"
 #include "cost_model/options/cli_checks.hpp"
 #include "cost_model/search/criterion_verdict.hpp"
 #include "cost_model/search/search.hpp"
@@ -34,6 +35,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 struct CriterionArgs {
   std::string experiment, model, cluster, dtype;
   std::optional<int> micro_batch, unit;
+  int seq = 0;  // --seq; 0: the model file's
   bool cluster_time = false;
   Format format = Format::table;
 };
@@ -53,7 +55,7 @@ Inputs resolve(const CriterionArgs& a) {
   in.origin = "given";
   if (!a.experiment.empty()) {
     if (!a.model.empty()) throw SpecError("model", "--experiment gives the model; do not combine it with --model");
-    const Experiment ex = load_experiment(a.experiment);
+    const Experiment ex = load_experiment(a.experiment, {.seq_len = a.seq});
     in.model = ex.model;
     in.dtype = ex.dtype;
     if (a.cluster_time) in.cluster = ex.cluster;
@@ -85,7 +87,7 @@ Inputs resolve(const CriterionArgs& a) {
   } else {
     if (a.model.empty()) throw SpecError("model", "give --model M (zoo name or JSON file) or --experiment NAME|FILE");
     if (a.cluster_time) throw SpecError("cluster", "--cluster-time takes the experiment's cluster; give --cluster C");
-    in.model = load_model(a.model);
+    in.model = load_model(a.model, {.seq_len = a.seq});
   }
   if (a.micro_batch) in.b = *a.micro_batch;
   if (a.unit) in.U = *a.unit;
@@ -180,6 +182,7 @@ const bool registered = register_command({
       auto a = std::make_shared<CriterionArgs>();
       sub.add_option("--experiment", a->experiment, "Experiment: name or JSON file (model, cluster, best b and U)");
       sub.add_option("--model", a->model, "Model: zoo name or JSON file");
+      add_seq_option(sub, a->seq);
       sub.add_option("--micro-batch", a->micro_batch, "b (default 1, or the experiment's best ZeroPP plan)")
           ->check(cli_checks::integer_in(1, limits::kMicroBatch));
       sub.add_option("--unit", a->unit, "U (default 1, or the experiment's best ZeroPP plan)")

@@ -16,6 +16,7 @@
 
 #include "cost_model/analytic/estimate.hpp"
 #include "cost_model/cli/command.hpp"
+#include "cost_model/cli/experiment_args.hpp"
 #include "cost_model/cli/run_cost_args.hpp"
 #include "cost_model/options/cli_checks.hpp"
 #include "cost_model/search/simulated_estimate.hpp"
@@ -35,6 +36,7 @@ struct EstimateArgs {
   std::optional<int> tp, pp, dp, z, zero_stage, v, micro_batch, micro_batches, unit, gpus;
   std::optional<long long> global_batch;
   std::optional<bool> sequence_parallel;
+  int seq = 0;  // --seq; 0: the model file's
   bool no_dp_overlap = false;
   bool closed_form = false;
   RunCostArgs run_cost;
@@ -47,11 +49,11 @@ Plan build_plan(const EstimateArgs& a) {
   if (from_file) {
     if (!a.model.empty() || !a.cluster.empty())
       throw SpecError("plan", "--plan gives the model and the cluster; do not combine it with --model/--cluster");
-    plan = load_plan(a.plan_file);
+    plan = load_plan(a.plan_file, {.seq_len = a.seq});
   } else {
     if (a.model.empty() || a.cluster.empty())
       throw SpecError("plan", "give --plan FILE, or --model and --cluster (zoo names or JSON files)");
-    plan.model = load_model(a.model);
+    plan.model = load_model(a.model, {.seq_len = a.seq});
     plan.cluster = load_cluster(a.cluster);
   }
   ParallelSpec& p = plan.parallel;
@@ -209,6 +211,7 @@ const bool registered = register_command({
       sub.add_option("--plan", a->plan_file, "Plan JSON {model, cluster, parallel}");
       sub.add_option("--model", a->model, "Model: zoo name or JSON file");
       sub.add_option("--cluster", a->cluster, "Cluster: zoo name or JSON file");
+      add_seq_option(sub, a->seq);
       sub.add_option("--strategy", a->strategy, "3d | zero3 | 1f1b_zero1 | zero3_pp | zeropp_a | zeropp_b");
       sub.add_option("--tp", a->tp, "Tensor parallel size (tensor_model_parallel_size)")
           ->check(integer_in(1, limits::kGpus));

@@ -17,6 +17,14 @@ void add_experiment_options(CLI::App& sub, ExperimentArgs& a) {
   sub.add_option("--dtype", a.dtype, "bf16 | fp16 | fp32 (default bf16, or the experiment's)");
   sub.add_option("--framework", a.framework,
                  "megatron | deepspeed | fsdp2 | zeropp: every plan's (default: each strategy's own)");
+  add_seq_option(sub, a.seq);
+}
+
+void add_seq_option(CLI::App& sub, int& seq) {
+  sub.add_option("--seq", seq,
+                 "Training sequence length s (default: the model file's; a HuggingFace config's "
+                 "max_position_embeddings)")
+      ->check(cli_checks::integer_in(1, limits::kSeqLen));
 }
 
 Experiment load_experiment_args(const ExperimentArgs& a, const std::string& default_name) {
@@ -25,13 +33,13 @@ Experiment load_experiment_args(const ExperimentArgs& a, const std::string& defa
   Experiment ex;
   if (!name.empty()) {
     if (direct) throw SpecError("experiment", "--experiment gives model, cluster, GPUs and batch; do not combine them");
-    ex = load_experiment(name);
+    ex = load_experiment(name, {.seq_len = a.seq});
   } else {
     if (a.model.empty() || a.cluster.empty() || a.gpus <= 0 || a.global_batch <= 0)
       throw SpecError("experiment",
                       "give --experiment NAME|FILE, or all of --model, --cluster, --gpus, --global-batch");
     ex.name = "command line";
-    ex.model = load_model(a.model);
+    ex.model = load_model(a.model, {.seq_len = a.seq});
     ex.cluster = load_cluster(a.cluster);
     ex.gpus = a.gpus;
     ex.global_batch = a.global_batch;

@@ -1,6 +1,7 @@
 #pragma once
 // The experiment a command works on, from `--experiment NAME|FILE` or from `--model --cluster --gpus
-// --global-batch` (one or the other, never both), and `--dtype` and `--framework` (every plan's) with either.
+// --global-batch` (one or the other, never both), and `--dtype`, `--framework` (every plan's) and `--seq` with
+// either.
 // Shared by `compare`, `search`, `report`.
 #include <string>
 
@@ -14,9 +15,12 @@ struct ExperimentArgs {
   std::string experiment, model, cluster, dtype, framework;
   int gpus = 0;
   long long global_batch = 0;
+  int seq = 0;  // --seq; 0: the model file's
 };
 
 void add_experiment_options(CLI::App& sub, ExperimentArgs& args);
+// --seq S, the training sequence length s (ModelOptions::seq_len), for every command that reads a model.
+void add_seq_option(CLI::App& sub, int& seq);
 
 // With neither form given, `default_name` (when not empty) names the experiment; otherwise it is an error.
 // Throws SpecError naming "experiment" when the two forms are mixed or the direct form is incomplete.

@@ -92,12 +92,13 @@ int run(const ReportArgs& args) {
   options.grid_width = args.width;
   options.run_cost = run_cost_options(args.run_cost);
   const ExperimentArgs& e = args.source;
-  const std::string dtype = e.dtype.empty() ? "" : " --dtype " + e.dtype;
+  const std::string flags =
+      (e.dtype.empty() ? "" : " --dtype " + e.dtype) + (e.seq > 0 ? " --seq " + std::to_string(e.seq) : "");
   options.command =
       !e.model.empty()
           ? fmt::format("zeropp report --model {} --cluster {} --gpus {} --global-batch {}{}", e.model, e.cluster,
-                        e.gpus, e.global_batch, dtype)
-          : fmt::format("zeropp report --experiment {}{}", e.experiment.empty() ? ex.name : e.experiment, dtype);
+                        e.gpus, e.global_batch, flags)
+          : fmt::format("zeropp report --experiment {}{}", e.experiment.empty() ? ex.name : e.experiment, flags);
   const search::StudyReport report = search::build_study_report(ex, options);
   // A folder the user named must exist (a typo must not create one); the default results folder is created.
   write_file_atomically(options.output_path, search::to_markdown(report), "-o",

@@ -43,6 +43,10 @@ void experiment_section(std::string& md, const StudyReport& r) {
       "intra-node, {:.1f} GB/s inter-node (GB = 1e9, one direction).\n",
       c.name, c.gpus_per_node, c.memory_bytes / kGiB, c.peak(ex.dtype) / 1e12, to_string(ex.dtype),
       c.intra.bandwidth / 1e9, c.inter.bandwidth / 1e9);
+  md += fmt::format(
+      "- Cluster figures: collectives {}, GEMM {} (nominal: spec sheets and assumed efficiencies; "
+      "published: others' measurements; calibrated: fitted on the machine by `zeropp calibrate`).\n",
+      to_string(c.provenance.collectives), to_string(c.provenance.gemm));
   const int nodes = (ex.gpus + c.gpus_per_node - 1) / c.gpus_per_node;
   md += fmt::format("- {} GPUs ({} node{}), global batch {} sequences x {} tokens = {} tokens per iteration, {}.\n\n",
                     ex.gpus, nodes, nodes == 1 ? "" : "s", ex.global_batch, m.seq_len,

@@ -1,11 +1,13 @@
 // ClusterSpec <-> JSON, and the cluster's own rules. JSON units are those of spec sheets and nccl-tests
 // (TFLOP/s, GiB, GB/s per GPU per direction, microseconds); inside everything is SI (see units.hpp).
 #include <array>
+#include <cmath>
 #include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "cost_model/spec/cluster_warnings.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/json_fields.hpp"
@@ -25,6 +27,7 @@ using detail::to_unit;
 // quotient does (bandwidth_GBps 1e-300). Bandwidths and rates may also be 0 where that means unknown or unused.
 constexpr NumberRange kPeakTflops{1e-6, 1e6, false};        // dense TFLOP/s per GPU (H100: ~1e3)
 constexpr NumberRange kMemoryGib{0, 1 << 20};               // GiB per GPU
+constexpr NumberRange kMemoryMib{0, 1 << 30};               // MiB per GPU (the same bytes)
 constexpr NumberRange kBandwidthGBps{1e-6, 1e6, false};     // GB/s (HBM, links), when not 0
 constexpr NumberRange kLatencyUs{0, 1e9, false};            // microseconds
 constexpr NumberRange kOptimizerMparams{1e-6, 1e9, false};  // million parameters per second, when not 0
@@ -141,25 +144,55 @@ bool is_one_of(std::string_view name, const auto& allowed) {
   return false;
 }
 
+// Memory per GPU: memory_gib, or memory_mib (nvidia-smi's memory.total as printed), exactly one of them.
+double memory_from_json(const detail::Fields& f) {
+  if (f.has("memory_gib") && f.has("memory_mib"))
+    throw SpecError(f.path_of("memory_mib"), fmt::format("{} and {} give the same size: give one",
+                                                         f.path_of("memory_gib"), f.path_of("memory_mib")));
+  if (f.has("memory_mib")) {
+    const double bytes = to_si(f, "memory_mib", detail::kMiB, kMemoryMib);
+    if (!(bytes > 0))
+      throw SpecError(f.path_of("memory_mib"),
+                      fmt::format("{}={} must be > 0", f.path_of("memory_mib"), to_unit(bytes, detail::kMiB)));
+    return bytes;
+  }
+  return to_si(f, "memory_gib", detail::kGiB, kMemoryGib);
+}
+
+// "provenance": {"gemm": "nominal" | "published" | "calibrated", "collectives": ...}, each nominal when absent.
+ClusterProvenance provenance_from_json(const nlohmann::json& j, const std::string& path) {
+  const detail::Fields f(j, path, {"gemm", "collectives"});
+  ClusterProvenance p;
+  if (f.has("gemm")) p.gemm = provenance_from_string(f.string("gemm"), f.path_of("gemm"));
+  if (f.has("collectives")) p.collectives = provenance_from_string(f.string("collectives"), f.path_of("collectives"));
+  return p;
+}
+
 }  // namespace
 
 ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& field) {
-  const detail::Fields f(j, field,
-                         {"name", "device", "nodes", "gpus_per_node", "peak_tflops", "memory_gib",
-                          "memory_bandwidth_GBps", "optimizer_Mparams_per_s", "intra", "inter", "gemm_efficiency",
-                          "flash_attention_efficiency", "comm_compute_contention", "collectives", "gemm_table"});
+  const detail::Fields f(
+      j, field,
+      {"name", "device", "nodes", "gpus_per_node", "peak_tflops", "memory_gib", "memory_mib", "memory_bandwidth_GBps",
+       "optimizer_Mparams_per_s", "intra", "inter", "gemm_efficiency", "flash_attention_efficiency",
+       "comm_compute_contention", "collectives", "gemm_table", "provenance"});
   ClusterSpec c;
   c.name = f.string("name", "");
   if (f.has("device")) c.device = device_from_string(f.string("device"), f.path_of("device"));
   c.nodes = f.integer("nodes");
   c.gpus_per_node = f.integer("gpus_per_node");
   {
-    const detail::Fields peaks(f.at("peak_tflops"), f.path_of("peak_tflops"), {"bf16", "fp16", "fp32"});
-    for (const auto& item : f.at("peak_tflops").items())
-      c.peak_flops[dtype_from_string(item.key(), peaks.path_of(item.key()))] =
-          to_si(peaks, item.key(), detail::kTflops, kPeakTflops);
+    // fp8 is a listed peak, not a training dtype (ClusterSpec::fp8_peak_flops).
+    const detail::Fields peaks(f.at("peak_tflops"), f.path_of("peak_tflops"), {"bf16", "fp16", "fp32", "fp8"});
+    for (const auto& item : f.at("peak_tflops").items()) {
+      const double flops = to_si(peaks, item.key(), detail::kTflops, kPeakTflops);
+      if (item.key() == "fp8")
+        c.fp8_peak_flops = flops;
+      else
+        c.peak_flops[dtype_from_string(item.key(), peaks.path_of(item.key()))] = flops;
+    }
   }
-  c.memory_bytes = to_si(f, "memory_gib", detail::kGiB, kMemoryGib);
+  c.memory_bytes = memory_from_json(f);
   // Absent: unknown.
   if (f.has("memory_bandwidth_GBps"))
     c.memory_bandwidth = to_si(f, "memory_bandwidth_GBps", detail::kGBps, kBandwidthGBps);
@@ -178,6 +211,7 @@ ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& field)
   c.comm_compute_contention = f.number("comm_compute_contention", c.comm_compute_contention);
   if (f.has("collectives")) c.collectives = collectives_from_json(f.at("collectives"), f.path_of("collectives"));
   if (f.has("gemm_table")) c.gemm_table = gemm_table_from_json(f.at("gemm_table"), f.path_of("gemm_table"));
+  if (f.has("provenance")) c.provenance = provenance_from_json(f.at("provenance"), f.path_of("provenance"));
   validate(c, field);
   return c;
 }
@@ -185,18 +219,26 @@ ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& field)
 nlohmann::json to_json(const ClusterSpec& c) {
   nlohmann::json peaks = nlohmann::json::object();
   for (const auto& [dtype, flops] : c.peak_flops) peaks[to_string(dtype)] = to_unit(flops, detail::kTflops);
+  if (c.fp8_peak_flops > 0) peaks["fp8"] = to_unit(c.fp8_peak_flops, detail::kTflops);
   nlohmann::json j = {
       {"name", c.name},
       {"nodes", c.nodes},
       {"gpus_per_node", c.gpus_per_node},
       {"peak_tflops", peaks},
-      {"memory_gib", to_unit(c.memory_bytes, detail::kGiB)},
       {"memory_bandwidth_GBps", to_unit(c.memory_bandwidth, detail::kGBps)},
       {"intra", link_to_json(c.intra)},
       {"inter", link_to_json(c.inter)},
       {"gemm_efficiency", c.gemm_efficiency},
       {"flash_attention_efficiency",
        {{"forward", c.flash_attention_efficiency.forward}, {"backward", c.flash_attention_efficiency.backward}}}};
+  // A size that reads as a GB marketing figure (A100 80GB: exactly 80 GiB) is written in MiB, so reading the
+  // profile back does not warn about it (cluster_warnings.hpp).
+  const double gib = to_unit(c.memory_bytes, detail::kGiB);
+  if (is_marketing_memory_gib(gib))
+    j["memory_mib"] = to_unit(c.memory_bytes, detail::kMiB);
+  else
+    j["memory_gib"] = gib;
+  j["provenance"] = {{"gemm", to_string(c.provenance.gemm)}, {"collectives", to_string(c.provenance.collectives)}};
   if (c.device != Device::gpu) j["device"] = to_string(c.device);  // absent = gpu: GPU profiles stay as they were
   if (c.comm_compute_contention != 0) j["comm_compute_contention"] = c.comm_compute_contention;  // absent = 0
   // Calibrated profiles only.
@@ -255,6 +297,11 @@ void validate(const ClusterSpec& c, const std::string& field) {
     }
   for (const auto& [dtype, flops] : c.peak_flops)
     check_si(field + ".peak_tflops", to_string(dtype), flops, detail::kTflops, kPeakTflops);
+  if (c.fp8_peak_flops < 0 || std::isnan(c.fp8_peak_flops))
+    throw SpecError(field + ".peak_tflops.fp8",
+                    fmt::format("{}.peak_tflops.fp8={} must be >= 0 (0 or absent: not stated)", field,
+                                to_unit(c.fp8_peak_flops, detail::kTflops)));
+  if (c.fp8_peak_flops != 0) check_si(field + ".peak_tflops", "fp8", c.fp8_peak_flops, detail::kTflops, kPeakTflops);
   if (!(c.memory_bytes > 0))
     throw SpecError(field + ".memory_gib",
                     fmt::format("{}.memory_gib={} must be > 0", field, to_unit(c.memory_bytes, detail::kGiB)));

@@ -81,13 +81,29 @@ struct FlashEfficiency {
   friend bool operator==(const FlashEfficiency&, const FlashEfficiency&) = default;
 };
 
+// Where a profile's numbers come from, for its collectives (link rates, latencies, collective fits) and for its
+// GEMMs (gemm_efficiency, gemm_table). nominal: spec-sheet rates and assumed efficiencies; published: others'
+// measurements (nccl-tests figures from papers and issues), cited in the file's comments; calibrated: fitted by
+// `zeropp calibrate` from measurements on the machine itself.
+enum class Provenance { nominal, published, calibrated };
+
+struct ClusterProvenance {
+  Provenance gemm = Provenance::nominal;
+  Provenance collectives = Provenance::nominal;
+
+  friend bool operator==(const ClusterProvenance&, const ClusterProvenance&) = default;
+};
+
 struct ClusterSpec {
   std::string name;
   Device device = Device::gpu;
   int nodes = 1;
   int gpus_per_node = 8;
   std::map<Dtype, double> peak_flops;  // dense peak per GPU per dtype
-  double memory_bytes = 0;             // per GPU
+  // Dense FP8 peak per GPU, FLOP/s; 0 = not stated. Listed (`zeropp clusters`), not used: FP8 training is not
+  // modelled, so FP8 is no training dtype.
+  double fp8_peak_flops = 0;
+  double memory_bytes = 0;  // per GPU
   // HBM bandwidth per GPU, bytes/s (spec sheet). Times the memory-bound kernels of a layer (norms, softmax,
   // dropout, activation, residual adds) in the analytic time model; 0 = unknown, those kernels cost nothing.
   double memory_bandwidth = 0;
@@ -110,6 +126,7 @@ struct ClusterSpec {
   // Keys: "intra"/"inter" -> collective name ("all_reduce", "all_gather", "reduce_scatter", "send_recv").
   std::map<std::string, std::map<std::string, CollectiveFit>> collectives;
   std::map<Dtype, std::vector<GemmEfficiencyPoint>> gemm_table;
+  ClusterProvenance provenance;
 
   int world() const { return nodes * gpus_per_node; }  // exact once validate() accepted it (limits.hpp)
   double peak(Dtype d) const;                          // throws SpecError("cluster.peak_tflops.<dtype>") when missing

@@ -10,7 +10,9 @@
 //            vocab              the padded vocabulary size           V
 //            mlp                "swiglu" = --swiglu, "gelu" = Megatron's default MLP
 //            attention          "flash" = --use-flash-attn, "unfused" = Megatron's 2021-2022 attention; absent:
-//                               unfused for gelu (GPT, with dropout), flash for swiglu (Llama, no dropout)
+//                               unfused with dropout (GPT), flash without (Llama)
+//            dropout            --attention-dropout/--hidden-dropout > 0 (all) or 0 (none); absent: true for gelu
+//                               (GPT), false for swiglu (Llama)
 //            tied_embedding     false = --untie-embeddings-and-output-weights
 //            learned_positions  true = --position-embedding-type learned_absolute, false = rope
 //   parallel tp                 --tensor-model-parallel-size         t
@@ -36,7 +38,10 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/spec/cluster_warnings.hpp"
+#include "cost_model/spec/diagnostics.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/hf_config.hpp"
 #include "cost_model/spec/json_fields.hpp"
 #include "cost_model/spec/json_reader.hpp"
 #include "cost_model/spec/names.hpp"
@@ -56,30 +61,45 @@ auto from_file(const fs::path& path, Load&& load) {
   }
 }
 
-ModelSpec model_from_file(const fs::path& path) {
-  nlohmann::json j = read_json_file(path);
-  return from_file(path, [&] {
-    if (j.is_object() && !j.contains("name")) j["name"] = path.stem().string();
-    return model_from_json(j, "model");
-  });
+// A model object in either format; `name` when it states none, `source` names it in notes. --seq replaces the
+// file's seq_len before validation (and supplies it when the file has none).
+ModelSpec model_from_object(nlohmann::json j, const std::string& name, const std::string& source,
+                            const ModelOptions& options) {
+  if (is_hf_config(j)) return model_from_hf_json(j, name, source, options.seq_len);
+  if (j.is_object() && !j.contains("name") && !name.empty()) j["name"] = name;
+  if (j.is_object() && options.seq_len > 0) j["seq_len"] = options.seq_len;
+  return model_from_json(j, "model");
+}
+
+ModelSpec model_from_file(const fs::path& path, const ModelOptions& options) {
+  const nlohmann::json j = read_json_file(path);
+  return from_file(path, [&] { return model_from_object(j, path.stem().string(), path.string(), options); });
+}
+
+// A cluster object read and checked for implausible units (cluster_warnings.hpp); the warnings name the file, or
+// only the field for an inline object.
+ClusterSpec checked_cluster(const nlohmann::json& j, const std::string& source) {
+  ClusterSpec c = cluster_from_json(j, "cluster");
+  for (const std::string& w : cluster_warnings(j, "cluster")) warn(source.empty() ? w : source + ": " + w);
+  return c;
 }
 
 ClusterSpec cluster_from_file(const fs::path& path) {
   nlohmann::json j = read_json_file(path);
   return from_file(path, [&] {
     if (j.is_object() && !j.contains("name")) j["name"] = path.stem().string();
-    return cluster_from_json(j, "cluster");
+    return checked_cluster(j, path.string());
   });
 }
 
 // "model": "gpt3-13b" | "path/to/model.json" | {...}
-ModelSpec model_from_value(const nlohmann::json& value, const fs::path& base_dir) {
+ModelSpec model_from_value(const nlohmann::json& value, const fs::path& base_dir, const ModelOptions& options) {
   if (value.is_string())
-    return model_from_file(detail::resolve_config("models", "model", value.get<std::string>(), base_dir));
+    return model_from_file(detail::resolve_config("models", "model", value.get<std::string>(), base_dir), options);
   if (!value.is_object())
     throw SpecError("model", fmt::format("model: expected a zoo name, a file path or an object, got {} {}",
                                          value.type_name(), detail::show(value)));
-  return model_from_json(value, "model");
+  return model_from_object(value, "", "model", options);
 }
 
 ClusterSpec cluster_from_value(const nlohmann::json& value, const fs::path& base_dir) {
@@ -88,14 +108,14 @@ ClusterSpec cluster_from_value(const nlohmann::json& value, const fs::path& base
   if (!value.is_object())
     throw SpecError("cluster", fmt::format("cluster: expected a zoo name, a file path or an object, got {} {}",
                                            value.type_name(), detail::show(value)));
-  return cluster_from_json(value, "cluster");
+  return checked_cluster(value, "");
 }
 
 }  // namespace
 
-Plan plan_from_json(const nlohmann::json& j, const fs::path& base_dir) {
+Plan plan_from_json(const nlohmann::json& j, const fs::path& base_dir, const ModelOptions& options) {
   const detail::Fields f(j, "plan", {"model", "cluster", "parallel"});
-  Plan plan{model_from_value(f.at("model"), base_dir), cluster_from_value(f.at("cluster"), base_dir),
+  Plan plan{model_from_value(f.at("model"), base_dir, options), cluster_from_value(f.at("cluster"), base_dir),
             parallel_from_json(f.at("parallel"), "parallel")};
   validate(plan);
   return plan;
@@ -105,12 +125,12 @@ nlohmann::json to_json(const Plan& plan) {
   return {{"model", to_json(plan.model)}, {"cluster", to_json(plan.cluster)}, {"parallel", to_json(plan.parallel)}};
 }
 
-Experiment experiment_from_json(const nlohmann::json& j, const fs::path& base_dir) {
+Experiment experiment_from_json(const nlohmann::json& j, const fs::path& base_dir, const ModelOptions& options) {
   const detail::Fields f(j, "experiment",
                          {"name", "model", "cluster", "gpus", "global_batch", "strategies", "dtype", "framework"});
   Experiment e;
   e.name = f.string("name", "");
-  e.model = model_from_value(f.at("model"), base_dir);
+  e.model = model_from_value(f.at("model"), base_dir, options);
   e.cluster = cluster_from_value(f.at("cluster"), base_dir);
   e.gpus = f.integer("gpus");
   e.global_batch = f.integer64("global_batch");
@@ -142,26 +162,26 @@ nlohmann::json to_json(const Experiment& e) {
   return j;
 }
 
-ModelSpec load_model(const std::string& name_or_path) {
-  return model_from_file(detail::resolve_config("models", "model", name_or_path, {}));
+ModelSpec load_model(const std::string& name_or_path, const ModelOptions& options) {
+  return model_from_file(detail::resolve_config("models", "model", name_or_path, {}), options);
 }
 
 ClusterSpec load_cluster(const std::string& name_or_path) {
   return cluster_from_file(detail::resolve_config("clusters", "cluster", name_or_path, {}));
 }
 
-Plan load_plan(const std::string& path) {
+Plan load_plan(const std::string& path, const ModelOptions& options) {
   const fs::path file = path;
   const nlohmann::json j = read_json_file(file);
-  return from_file(file, [&] { return plan_from_json(j, file.parent_path()); });
+  return from_file(file, [&] { return plan_from_json(j, file.parent_path(), options); });
 }
 
-Experiment load_experiment(const std::string& name_or_path) {
+Experiment load_experiment(const std::string& name_or_path, const ModelOptions& options) {
   const fs::path file = detail::resolve_config("experiments", "experiment", name_or_path, {});
   nlohmann::json j = read_json_file(file);
   return from_file(file, [&] {
     if (j.is_object() && !j.contains("name")) j["name"] = file.stem().string();
-    return experiment_from_json(j, file.parent_path());
+    return experiment_from_json(j, file.parent_path(), options);
   });
 }
 

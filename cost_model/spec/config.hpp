@@ -39,6 +39,13 @@ struct Experiment {
   friend bool operator==(const Experiment&, const Experiment&) = default;
 };
 
+// What a model file leaves to the command line. seq_len > 0 is the training sequence length s (--seq): it
+// replaces the file's seq_len, or a HuggingFace config's max_position_embeddings (hf_config.hpp), which is used
+// otherwise.
+struct ModelOptions {
+  int seq_len = 0;
+};
+
 // Parsing: parse_json_with_comments (cost_model/spec/json_reader.hpp). `field` prefixes every error path
 // ("model", "cluster", ...).
 ModelSpec model_from_json(const nlohmann::json&, const std::string& field = "model");
@@ -48,9 +55,11 @@ nlohmann::json to_json(const ModelSpec&);
 nlohmann::json to_json(const ClusterSpec&);
 nlohmann::json to_json(const ParallelSpec&);
 // Plans and experiments: "model"/"cluster" are a zoo name, a path to a JSON file (relative paths are resolved
-// against `base_dir` first, then the working directory) or an inline object.
-Plan plan_from_json(const nlohmann::json&, const std::filesystem::path& base_dir = {});
-Experiment experiment_from_json(const nlohmann::json&, const std::filesystem::path& base_dir = {});
+// against `base_dir` first, then the working directory) or an inline object; a model may be a HuggingFace
+// config.json.
+Plan plan_from_json(const nlohmann::json&, const std::filesystem::path& base_dir = {}, const ModelOptions& = {});
+Experiment experiment_from_json(const nlohmann::json&, const std::filesystem::path& base_dir = {},
+                                const ModelOptions& = {});
 nlohmann::json to_json(const Plan&);        // model and cluster inline
 nlohmann::json to_json(const Experiment&);  // model and cluster inline
 
@@ -67,11 +76,14 @@ std::filesystem::path configs_dir();
 std::vector<std::string> zoo_models();  // names, sorted
 std::vector<std::string> zoo_clusters();
 std::vector<std::string> zoo_experiments();
-// A name from the zoo or a path to a JSON file.
-ModelSpec load_model(const std::string& name_or_path);
+// A name from the zoo or a path to a JSON file: our format or (models) a HuggingFace config.json. A cluster file
+// with implausible units warns (cluster_warnings.hpp).
+ModelSpec load_model(const std::string& name_or_path, const ModelOptions& = {});
 ClusterSpec load_cluster(const std::string& name_or_path);
-Plan load_plan(const std::string& path);  // {"model": name|{...}, "cluster": ..., "parallel": {...}}
-Experiment load_experiment(const std::string& name_or_path);  // configs/experiments/<name>.json or a path
-std::string default_experiment_name();                        // "default"
+// {"model": name|{...}, "cluster": ..., "parallel": {...}}
+Plan load_plan(const std::string& path, const ModelOptions& = {});
+// configs/experiments/<name>.json or a path
+Experiment load_experiment(const std::string& name_or_path, const ModelOptions& = {});
+std::string default_experiment_name();  // "default"
 
 }  // namespace zeropp

@@ -13,7 +13,7 @@ namespace zeropp {
 ModelSpec model_from_json(const nlohmann::json& j, const std::string& field) {
   const detail::Fields f(j, field,
                          {"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "mlp",
-                          "attention", "tied_embedding", "learned_positions"});
+                          "attention", "dropout", "tied_embedding", "learned_positions"});
   ModelSpec m;
   m.name = f.string("name", "");
   m.layers = f.integer("layers");
@@ -25,6 +25,7 @@ ModelSpec model_from_json(const nlohmann::json& j, const std::string& field) {
   m.vocab = f.integer("vocab");
   if (f.has("mlp")) m.mlp = mlp_from_string(f.string("mlp"), f.path_of("mlp"));
   if (f.has("attention")) m.attention = attention_from_string(f.string("attention"), f.path_of("attention"));
+  if (f.has("dropout")) m.dropout = f.boolean("dropout");
   m.tied_embedding = f.boolean("tied_embedding", true);
   m.learned_positions = f.boolean("learned_positions", true);
   validate(m, field);
@@ -45,6 +46,7 @@ nlohmann::json to_json(const ModelSpec& m) {
   if (m.kv_heads != 0) j["kv_heads"] = m.kv_heads;
   if (m.ffn_hidden != 0) j["ffn_hidden"] = m.ffn_hidden;
   if (m.attention) j["attention"] = to_string(*m.attention);
+  if (m.dropout) j["dropout"] = *m.dropout;
   return j;
 }
 

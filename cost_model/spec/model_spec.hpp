@@ -27,13 +27,15 @@ struct ModelSpec {
   bool tied_embedding = true;              // LM head shares the token embedding
   bool learned_positions = true;           // + s*h position embedding (GPT); false for rotary (Llama)
   std::optional<AttentionKind> attention;  // absent: the default below (attention_kind)
+  std::optional<bool> dropout;             // absent: the default below (has_dropout)
 
   int kv_heads_or_heads() const { return kv_heads > 0 ? kv_heads : heads; }
   int head_dim() const { return hidden / heads; }
   int ffn() const;  // resolved ffn hidden size (applies the defaults above)
-  // Dropout (attention probabilities, after the attention and MLP outputs, after the embedding) follows the MLP
-  // kind as the biases do: GPT (gelu) has it, Llama (swiglu) has none.
-  bool has_dropout() const { return mlp == MlpKind::gelu; }
+  // Dropout (attention probabilities, after the attention and MLP outputs, after the embedding): as stated, else
+  // it follows the MLP kind as the biases do: GPT (gelu) has it, Llama (swiglu) has none. Stated for a GELU model
+  // trained without dropout (Pythia / GPT-NeoX: HuggingFace configs with hidden_dropout 0).
+  bool has_dropout() const { return dropout ? *dropout : mlp == MlpKind::gelu; }
   // The attention kernel: as stated, else unfused for a model with dropout (the GPT-3-era layers Megatron ran
   // unfused) and flash for one without (Llama-style layers, trained with FlashAttention).
   AttentionKind attention_kind() const;

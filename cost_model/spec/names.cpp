@@ -48,6 +48,9 @@ constexpr Table<Framework, 4> kFrameworks{{{Framework::megatron, "megatron"},
                                            {Framework::fsdp2, "fsdp2"},
                                            {Framework::zeropp, "zeropp"}}};
 
+constexpr Table<Provenance, 3> kProvenances{
+    {{Provenance::nominal, "nominal"}, {Provenance::published, "published"}, {Provenance::calibrated, "calibrated"}}};
+
 template <typename E, std::size_t N>
 std::string name_of(const Table<E, N>& table, E value) {
   for (const auto& [e, name] : table)
@@ -75,6 +78,7 @@ std::string to_string(ScheduleKind v) { return name_of(kSchedules, v); }
 std::string to_string(Recompute v) { return name_of(kRecomputes, v); }
 std::string to_string(GradReduce v) { return name_of(kGradReduces, v); }
 std::string to_string(Framework v) { return name_of(kFrameworks, v); }
+std::string to_string(Provenance v) { return name_of(kProvenances, v); }
 
 Dtype dtype_from_string(std::string_view s, const std::string& field) { return parse(kDtypes, s, field); }
 Device device_from_string(std::string_view s, const std::string& field) { return parse(kDevices, s, field); }
@@ -89,5 +93,8 @@ GradReduce grad_reduce_from_string(std::string_view s, const std::string& field)
   return parse(kGradReduces, s, field);
 }
 Framework framework_from_string(std::string_view s, const std::string& field) { return parse(kFrameworks, s, field); }
+Provenance provenance_from_string(std::string_view s, const std::string& field) {
+  return parse(kProvenances, s, field);
+}
 
 }  // namespace zeropp

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "cost_model/spec/cluster_spec.hpp"
 #include "cost_model/spec/model_spec.hpp"
 #include "cost_model/spec/parallel_spec.hpp"
 
@@ -18,6 +19,7 @@ std::string to_string(ScheduleKind);   // "gpipe", "1f1b", "interleaved", "bfs",
 std::string to_string(Recompute);      // "none", "selective", "full"
 std::string to_string(GradReduce);     // "per_unit", "per_w"
 std::string to_string(Framework);      // "megatron", "deepspeed", "fsdp2", "zeropp"
+std::string to_string(Provenance);     // "nominal", "published", "calibrated"
 
 Dtype dtype_from_string(std::string_view, const std::string& field);
 Device device_from_string(std::string_view, const std::string& field);
@@ -28,5 +30,6 @@ ScheduleKind schedule_from_string(std::string_view, const std::string& field);
 Recompute recompute_from_string(std::string_view, const std::string& field);
 GradReduce grad_reduce_from_string(std::string_view, const std::string& field);
 Framework framework_from_string(std::string_view, const std::string& field);
+Provenance provenance_from_string(std::string_view, const std::string& field);
 
 }  // namespace zeropp

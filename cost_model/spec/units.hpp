@@ -11,6 +11,7 @@ struct Unit {
 };
 inline constexpr Unit kTflops{1e12, false};       // TFLOP/s
 inline constexpr Unit kGiB{1073741824.0, false};  // GiB = 2^30 bytes
+inline constexpr Unit kMiB{1048576.0, false};     // MiB = 2^20 bytes (nvidia-smi's memory.total)
 inline constexpr Unit kGBps{1e9, false};          // GB/s = 1e9 bytes/s
 inline constexpr Unit kMicroseconds{1e6, true};   // us
 inline constexpr Unit kMparams{1e6, false};       // million parameters per second

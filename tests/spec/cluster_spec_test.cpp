@@ -153,7 +153,7 @@ TEST(ClusterSpec, RejectsUnknownKeysAtEveryLevel) {
   j = small_cluster();
   j["peak_tflops"]["tf32"] = 156;
   EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.peak_tflops.tf32",
-                    "cluster.peak_tflops.tf32: unknown key (allowed: bf16, fp16, fp32)");
+                    "cluster.peak_tflops.tf32: unknown key (allowed: bf16, fp16, fp32, fp8)");
   j = calibrated_cluster();
   j["collectives"]["intra"]["allreduce"] = {{"latency_us", 1}, {"bandwidth_GBps", 1}};
   EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.collectives.intra.allreduce",

@@ -12,6 +12,7 @@
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
 #include "tests/spec/expect_spec_error.hpp"
+#include "tests/spec/scratch_dir.hpp"
 
 namespace zeropp {
 namespace {
@@ -20,22 +21,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // A scratch directory per test, removed afterwards.
-class ConfigFiles : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("zeropp-spec-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path write(const std::string& name, const std::string& text) {
-    const fs::path path = dir_ / name;
-    fs::create_directories(path.parent_path());
-    std::ofstream(path) << text;
-    return path;
-  }
-  fs::path dir_;
-};
+class ConfigFiles : public ScratchDir {};
 
 TEST(ParseJson, AcceptsBothCommentStyles) {
   const json j = parse_json_with_comments("// line\n{ /* block */ \"a\": 1, // trailing\n \"b\": [2] }", "t.json");
@@ -60,13 +46,16 @@ TEST(ParseJson, RejectsDuplicateKeys) {
 }
 
 TEST(Zoo, ListsTheModelsOfTheIssue) {
+  // gpt2, llama3-*, qwen2-*: HuggingFace config.json files (cost_model/spec/hf_config.hpp).
   const std::vector<std::string> expected = {
-      "gpt3-1.3b",     "gpt3-13b",        "gpt3-175b",      "gpt3-2.7b",       "gpt3-6.7b",      "llama2-13b",
-      "llama2-70b",    "llama2-7b",       "megatron-1.7b",  "megatron-145.6b", "megatron-18.4b", "megatron-1t",
-      "megatron-3.6b", "megatron-310.1b", "megatron-39.1b", "megatron-529.6b", "megatron-7.5b",  "megatron-76.1b"};
+      "gpt2",           "gpt3-1.3b",        "gpt3-13b",        "gpt3-175b",       "gpt3-2.7b",
+      "gpt3-6.7b",      "llama2-13b",       "llama2-70b",      "llama2-7b",       "llama3-70b",
+      "llama3-8b",      "megatron-1.7b",    "megatron-145.6b", "megatron-18.4b",  "megatron-1t",
+      "megatron-3.6b",  "megatron-310.1b",  "megatron-39.1b",  "megatron-529.6b", "megatron-7.5b",
+      "megatron-76.1b", "qwen2-7b-instruct"};
   EXPECT_EQ(zoo_models(), expected);
   const std::vector<std::string> clusters = zoo_clusters();
-  for (const char* name : {"dgx-a100-80gb", "dgx-h100", "dgx-h200"})
+  for (const char* name : {"dgx-a100-80gb", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72"})
     EXPECT_TRUE(std::find(clusters.begin(), clusters.end(), name) != clusters.end()) << name;
   EXPECT_TRUE(std::is_sorted(clusters.begin(), clusters.end()));
 }
@@ -153,7 +142,7 @@ TEST(Zoo, UnknownNameListsTheZoo) {
     EXPECT_EQ(e.field(), "model");
     const std::string what = e.what();
     EXPECT_EQ(what.rfind("model=\"gpt3-14b\" is not in the zoo (", 0), 0u) << what;
-    EXPECT_NE(what.find("; known: gpt3-1.3b, gpt3-13b,"), std::string::npos) << what;
+    EXPECT_NE(what.find("; known: gpt2, gpt3-1.3b, gpt3-13b,"), std::string::npos) << what;
   }
 }
 

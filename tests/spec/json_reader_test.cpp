@@ -7,6 +7,7 @@
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/json_reader.hpp"
 #include "tests/spec/expect_spec_error.hpp"
+#include "tests/spec/scratch_dir.hpp"
 
 namespace zeropp {
 namespace {
@@ -16,21 +17,7 @@ using nlohmann::json;
 
 std::string nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
-class JsonFiles : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("zeropp-json-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path write(const std::string& name, const std::string& text) {
-    const fs::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-  }
-  fs::path dir_;
-};
+class JsonFiles : public ScratchDir {};
 
 TEST(JsonReader, NestingUpToTheLimitParses) {
   const json j = parse_json_with_comments(nested(kConfigJson.max_depth), "ok.json");

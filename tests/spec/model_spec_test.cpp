@@ -72,7 +72,7 @@ TEST(ModelSpec, RejectsUnknownKey) {
   j["hiden"] = 4096;
   EXPECT_SPEC_ERROR(model_from_json(j), "model.hiden",
                     "model.hiden: unknown key (allowed: name, layers, hidden, heads, kv_heads, ffn_hidden, seq_len, "
-                    "vocab, mlp, attention, tied_embedding, learned_positions)");
+                    "vocab, mlp, attention, dropout, tied_embedding, learned_positions)");
 }
 
 TEST(ModelSpec, RejectsMissingKey) {
@@ -132,12 +132,27 @@ TEST(ModelSpec, RejectsUnknownAttention) {
   EXPECT_SPEC_ERROR(model_from_json(j), "model.attention", "model.attention: expected a string, got number 1");
 }
 
-// The zoo: the GPT-3 and Megatron-LM models of the 2020-2022 papers come out unfused, Llama-2 flash.
+// The zoo: the GPT-3 and Megatron-LM models of the 2020-2022 papers (and GPT-2) come out unfused, Llama and Qwen2
+// flash.
 TEST(ModelSpec, ZooAttentionKinds) {
   for (const std::string& name : zoo_models()) {
-    const bool llama = name.rfind("llama", 0) == 0;
+    const bool llama = name.rfind("llama", 0) == 0 || name.rfind("qwen", 0) == 0;
     EXPECT_EQ(load_model(name).attention_kind(), llama ? AttentionKind::flash : AttentionKind::unfused) << name;
   }
+}
+
+// Dropout as stated, else by the MLP kind; a GELU model without dropout uses FlashAttention by default.
+TEST(ModelSpec, DropoutStatedOrByMlp) {
+  json j = gpt_like();
+  EXPECT_TRUE(model_from_json(j).has_dropout());
+  j["dropout"] = false;
+  const ModelSpec m = model_from_json(j);
+  EXPECT_FALSE(m.has_dropout());
+  EXPECT_EQ(m.attention_kind(), AttentionKind::flash);
+  EXPECT_EQ(model_from_json(to_json(m)), m);
+  EXPECT_FALSE(to_json(model_from_json(gpt_like())).contains("dropout"));  // absent stays absent
+  j["dropout"] = "no";
+  EXPECT_SPEC_ERROR(model_from_json(j), "model.dropout", "model.dropout: expected true or false, got string \"no\"");
 }
 
 TEST(ModelSpec, RejectsImpossibleShapes) {

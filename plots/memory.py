@@ -1,7 +1,7 @@
 """(b) Stacked per-GPU memory breakdown of every strategy's best plan against the GPU's memory.
 
 Input: `zeropp compare --format json` (rows' estimate.memory_bytes.{params,grads,optimizer,activations,buffers,peak})
-and `zeropp clusters NAME --format json` (memory_gib).
+and `zeropp clusters NAME --format json` (memory_gib, or memory_mib).
 """
 import numpy as np
 
@@ -33,7 +33,9 @@ def main():
     # The simulator's peak is the authority (parts peak at different times), so mark it separately.
     peaks = np.array([r["estimate"]["memory_bytes"]["peak"] / GIB for r in rows])
     ax.scatter(x, peaks, marker="_", s=120, color="black", zorder=3, label="simulated peak")
-    limit = cluster["memory_gib"]
+    # A profile states its memory in GiB or, where the GiB figure looks like a GB one (80), in MiB as nvidia-smi
+    # prints it.
+    limit = cluster["memory_gib"] if "memory_gib" in cluster else cluster["memory_mib"] / 1024
     ax.axhline(limit, color="red", ls="--", lw=1)
     # Label at the left end: peaks near the limit (a plan that just fits) sit at the right in `compare` order.
     ax.text(-0.5, limit, f" GPU memory {limit:g} GiB", color="red", ha="left", va="bottom")

@@ -187,8 +187,9 @@ ActionCosts action_costs(const Plan& plan) {
     const double ag = collective_time(c, Collective::all_gather, tg.size, tg.stride, act_bytes);
     const double rs = collective_time(c, Collective::reduce_scatter, tg.size, tg.stride, act_bytes);
     const auto seconds = [&](int i) { return gemm_seconds(c, par.dtype, peak, g.gemm[i]); };
-    const double exposed = std::max(0.0, ag - seconds(LayerGemms::qkv)) + std::max(0.0, rs - seconds(LayerGemms::proj)) +
-                           std::max(0.0, ag - seconds(LayerGemms::up)) + std::max(0.0, rs - seconds(LayerGemms::down));
+    const double exposed = std::max(0.0, ag - seconds(LayerGemms::qkv)) +
+                           std::max(0.0, rs - seconds(LayerGemms::proj)) + std::max(0.0, ag - seconds(LayerGemms::up)) +
+                           std::max(0.0, rs - seconds(LayerGemms::down));
     a.tp_f = lc * exposed;
     a.tp_b = lc * exposed;
   }
@@ -356,8 +357,8 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
   double sync_exposed = a.dp_sync;
   if (par.overlap_grad_reduce && a.dp_sync > 0) {
     const double chunk_backward = a.b + a.recompute + a.w;
-    const double n = dp_sync_buckets(par, 0, static_cast<double>(virtual_stage_params(plan.model, p, v, 0, par.tp).total()),
-                                     a.layers_per_chunk);
+    const double n = dp_sync_buckets(
+        par, 0, static_cast<double>(virtual_stage_params(plan.model, p, v, 0, par.tp).total()), a.layers_per_chunk);
     sync_exposed = std::max(a.dp_sync / (v * n), a.dp_sync - chunk_backward * (v - 1.0 / n));
   }
   r.dp_exposed = sync_exposed + a.dp_after_step + a.embedding_sync;

@@ -60,8 +60,8 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
   std::cout << fmt::format(
       "{:<11} {:>3} {:>3} {:>4} {:>2} {:>2} {:<5} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8} {:>8} {:>7} "
       "{:>6} {:>8} {:>8} {:>8} {:>7}\n",
-      "strategy", "tp", "pp", "dp", "z", "ZS", "tpcom", "schedule", "v", "b", "B", "U", "recompute", "iter s", "(closed)", "TFLOP/s",
-      "MFU", "peak GiB", "(closed)", "sent GB", "vs 3D");
+      "strategy", "tp", "pp", "dp", "z", "ZS", "tpcom", "schedule", "v", "b", "B", "U", "recompute", "iter s",
+      "(closed)", "TFLOP/s", "MFU", "peak GiB", "(closed)", "sent GB", "vs 3D");
   const double base = three_d_time(rows);
   bool any_closed = false;
   for (const auto& r : rows) {
@@ -81,9 +81,10 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
     std::cout << fmt::format(
         "{:<11} {:>3} {:>3} {:>4} {:>2} {:>2} {:<5} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8.3f} {:>8} "
         "{:>7.1f} {:>5.1f}% {:>8.1f} {:>8} {:>8.2f} {:>7}{}\n",
-        r.spec.name, p.tp, p.pp, p.dp, p.z, p.zero_stage, search::tp_comm_label(p), to_string(p.schedule), p.v, p.micro_batch, p.micro_batches, p.unit,
-        to_string(p.recompute), e.time_s.iteration, closed_time, e.throughput.tflops_per_gpu, 100 * e.throughput.mfu,
-        e.memory_bytes.peak / kGiB, closed_peak, e.comm_bytes.total / 1e9, vs,
+        r.spec.name, p.tp, p.pp, p.dp, p.z, p.zero_stage, search::tp_comm_label(p), to_string(p.schedule), p.v,
+        p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute), e.time_s.iteration, closed_time,
+        e.throughput.tflops_per_gpu, 100 * e.throughput.mfu, e.memory_bytes.peak / kGiB, closed_peak,
+        e.comm_bytes.total / 1e9, vs,
         e.feasible ? "" : fmt::format("  does not fit: over by {:.1f} GiB", e.over_by_bytes / kGiB));
   }
   const search::SearchCounts& n = r.counts;
@@ -92,12 +93,13 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
       "bounds): the same plans as `zeropp search`; {}.\n",
       n.enumerated, n.simulated, r.ranked_by == "simulated" ? "simulated" : "estimated in closed form",
       n.pruned + n.over_memory_bound, r.tie_rule);
-  std::cout << "iter s and peak GiB (GiB = 2^30 B): simulated schedule; (closed): the closed forms for the same plan"
-            << (any_closed ? "; cf: closed form only (--closed-form)" : "")
-            << ".\nZS: ZeRO stage of the dp dimension; tpcom: sequence parallel (sp), with the TP communication "
-               "overlapped (sp+ov), or not (nosp).\nTFLOP/s per GPU counts executed FLOPs (incl. recompute); MFU counts "
-               "model FLOPs only. "
-               "sent GB: bytes sent per GPU per iteration (GB = 1e9).\n";
+  std::cout
+      << "iter s and peak GiB (GiB = 2^30 B): simulated schedule; (closed): the closed forms for the same plan"
+      << (any_closed ? "; cf: closed form only (--closed-form)" : "")
+      << ".\nZS: ZeRO stage of the dp dimension; tpcom: sequence parallel (sp), with the TP communication "
+         "overlapped (sp+ov), or not (nosp).\nTFLOP/s per GPU counts executed FLOPs (incl. recompute); MFU counts "
+         "model FLOPs only. "
+         "sent GB: bytes sent per GPU per iteration (GB = 1e9).\n";
 }
 
 nlohmann::json rows_json(const std::vector<search::CompareRow>& rows,

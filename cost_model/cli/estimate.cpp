@@ -125,9 +125,10 @@ std::string beside(const search::SimulatedEstimate& e, double closed, const char
 
 // "training run" lines: days, GPU-hours and cost of the whole run at this plan's iteration time.
 void print_run_cost(const analytic::RunCost& r) {
-  std::cout << fmt::format("\ntraining run         {:.4g} tokens = {:.0f} iterations of {:.0f} tokens: {:.2f} days, "
-                           "{:.4g} GPU-hours",
-                           r.tokens, r.iterations, r.tokens_per_iteration, r.days, r.gpu_hours);
+  std::cout << fmt::format(
+      "\ntraining run         {:.4g} tokens = {:.0f} iterations of {:.0f} tokens: {:.2f} days, "
+      "{:.4g} GPU-hours",
+      r.tokens, r.iterations, r.tokens_per_iteration, r.days, r.gpu_hours);
   if (r.cost) std::cout << fmt::format(", cost {:.4g} at {:g} per GPU-hour", *r.cost, *r.price_per_gpu_hour);
   std::cout << "\n";
 }
@@ -187,7 +188,8 @@ int run(const EstimateArgs& args) {
     est = search::simulated_estimate(plan, options);
   }
   std::optional<analytic::RunCost> run_cost;
-  if (const auto o = run_cost_options(args.run_cost)) run_cost = analytic::run_cost(plan, est.estimate.time_s.iteration, *o);
+  if (const auto o = run_cost_options(args.run_cost))
+    run_cost = analytic::run_cost(plan, est.estimate.time_s.iteration, *o);
   if (args.format == Format::json) {
     nlohmann::json j = search::to_json(est);
     j["schema"] = kSchemaVersion;

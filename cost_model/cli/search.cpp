@@ -13,13 +13,13 @@
 
 #include "cost_model/cli/command.hpp"
 #include "cost_model/cli/experiment_args.hpp"
+#include "cost_model/cli/progress_line.hpp"
 #include "cost_model/cli/run_cost_args.hpp"
 #include "cost_model/options/cli_checks.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/search/plans_csv.hpp"
 #include "cost_model/search/report.hpp"
 #include "cost_model/search/search.hpp"
-#include "cost_model/cli/progress_line.hpp"
 #include "cost_model/spec/atomic_file.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
@@ -61,10 +61,10 @@ void print_row(const std::string& rank, const search::Candidate& c) {
   std::cout << fmt::format(
       "{:>4} {:<10} {:>2} {:<5} {:>2} {:>2} {:>3} {:>2} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} "
       "{:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>6.1f} {:>5.1f}% {:>6.1f}{}\n",
-      rank, to_string(p.strategy), p.tp, search::tp_comm_label(p), p.z, p.pp, p.dp, p.zero_stage, p.v, to_string(p.schedule),
-      p.micro_batch, p.micro_batches, zeropp ? std::to_string(p.unit) : "-", to_string(p.recompute), t.iteration,
-      t.compute, t.comm_exposed, t.bubble, c.estimate.throughput.tflops_per_gpu, 100 * c.estimate.throughput.mfu,
-      c.estimate.memory_bytes.peak / kGiB, c.simulated ? "" : " (closed form)");
+      rank, to_string(p.strategy), p.tp, search::tp_comm_label(p), p.z, p.pp, p.dp, p.zero_stage, p.v,
+      to_string(p.schedule), p.micro_batch, p.micro_batches, zeropp ? std::to_string(p.unit) : "-",
+      to_string(p.recompute), t.iteration, t.compute, t.comm_exposed, t.bubble, c.estimate.throughput.tflops_per_gpu,
+      100 * c.estimate.throughput.mfu, c.estimate.memory_bytes.peak / kGiB, c.simulated ? "" : " (closed form)");
 }
 
 void print_header() {
@@ -110,7 +110,8 @@ void print_table(const search::SearchResult& r, int top) {
       if (v.label != "runner-up") continue;
       // What the runner-up loses, part by part (positive: it spends more there), and its memory.
       std::string parts;
-      for (const auto& d : v.deltas) parts += fmt::format("{}{} {:+.3f} s", parts.empty() ? "" : ", ", d.name, d.seconds);
+      for (const auto& d : v.deltas)
+        parts += fmt::format("{}{} {:+.3f} s", parts.empty() ? "" : ", ", d.name, d.seconds);
       std::cout << fmt::format("     by part: {}; peak memory {:+.1f} GiB\n", parts, v.peak_delta_bytes / kGiB);
     }
     for (const auto& m : e.missing) std::cout << "  no plan for " << m << "\n";
@@ -150,9 +151,7 @@ int run(SearchArgs& a) {
   std::unique_ptr<ProgressLine> progress;
   if (a.format != Format::json && isatty(fileno(stderr))) {
     progress = std::make_unique<ProgressLine>();
-    o.progress = [&](const char* phase, std::int64_t done, std::int64_t total) {
-      progress->show(phase, done, total);
-    };
+    o.progress = [&](const char* phase, std::int64_t done, std::int64_t total) { progress->show(phase, done, total); };
   }
   const search::SearchResult r = search::run_search(ex, o);
   if (progress) progress->finish();
@@ -165,7 +164,8 @@ int run(SearchArgs& a) {
         j["top"][i]["run"] = analytic::to_json(candidate_run_cost(ex, r.ranked[i], *run_cost));
       for (std::size_t k = 0; k < r.strategies.size(); ++k)
         if (r.strategies[k].best)
-          j["strategies"][k]["best"]["run"] = analytic::to_json(candidate_run_cost(ex, *r.strategies[k].best, *run_cost));
+          j["strategies"][k]["best"]["run"] =
+              analytic::to_json(candidate_run_cost(ex, *r.strategies[k].best, *run_cost));
     }
     j["schema"] = kSchemaVersion;
     j["command"] = "search";
@@ -177,8 +177,8 @@ int run(SearchArgs& a) {
     if (run_cost) {
       std::vector<RunCostRow> costs;
       for (const auto& st : r.strategies)
-        costs.push_back({to_string(st.strategy), st.best ? std::optional(candidate_run_cost(ex, *st.best, *run_cost))
-                                                          : std::nullopt});
+        costs.push_back({to_string(st.strategy),
+                         st.best ? std::optional(candidate_run_cost(ex, *st.best, *run_cost)) : std::nullopt});
       print_run_costs(costs, *run_cost);
     }
   }

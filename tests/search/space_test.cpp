@@ -1,8 +1,8 @@
 // The search space, counted by hand on a tiny case: 8 GPUs in one node, a 4-layer model (pp in {1, 2, 4}),
 // global batch 16, b in {1, 2} (max_micro_batch = 2), v <= 2, three recompute modes.
 // Issue 13 grew the space (no default cut): ZeRO stage 0 and 1 for the strategies that allow both (3d,
-// 1f1b_zero1, zero3_pp), sequence parallelism on (with and without tp_comm_overlap) and off when tp > 1, every U in 1..B for ZeroPP, tp and z any
-// divisor of the node (here 8: the divisors are the powers of two, so tp and z are unchanged), and GPipe beside
+// 1f1b_zero1, zero3_pp), sequence parallelism on (with and without tp_comm_overlap) and off when tp > 1, every U
+// in 1..B for ZeroPP, tp and z any divisor of the node (here 8: the divisors are the powers of two, so tp and z are unchanged), and GPipe beside
 // the other pipeline schedules. The counts below are derived in their comments.
 #include <gtest/gtest.h>
 

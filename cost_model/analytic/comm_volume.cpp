@@ -37,8 +37,9 @@ double ring_share(int n) { return n > 1 ? static_cast<double>(n - 1) / n : 0.0; 
 // traffic it has, and whether it syncs a tied embedding. Every parameter-driven term is linear in Psi.
 struct PlanComm {
   int p = 1, v = 1;
-  double layer_psi = 0, embedding_psi = 0, head_psi = 0;  // per TP rank
-  double tp_layers = 0;                                   // TP bytes of the rank's layers
+  StageLayout layout;                                     // layers per virtual stage
+  double psi_per_layer = 0, embedding_psi = 0, head_psi = 0;  // per TP rank
+  double tp_per_layer = 0, tp_scale = 0;  // TP bytes of one layer of the rank: tp_per_layer x tp_scale
   double tp_edge = 0;      // TP bytes of the embedding (first rank) or the LM head (last rank)
   double pp_per_send = 0;  // bytes of one send per micro-batch, all micro-batches
   double zero_per_param = 0;
@@ -58,18 +59,19 @@ PlanComm plan_comm(const Plan& plan) {
   PlanComm c;
   c.p = p;
   c.v = v;
-  const StageParams first = rank_params(m, p, v, 0, t);
-  const StageParams last = rank_params(m, p, v, p - 1, t);
-  c.layer_psi = static_cast<double>(first.layers);
-  c.embedding_psi = static_cast<double>(first.embedding);
-  c.head_psi = static_cast<double>(last.head);
+  const PipelineParams params = pipeline_params(m, stage_layout(m, par), t);
+  c.layout = params.layout;
+  c.psi_per_layer = static_cast<double>(params.per_layer);
+  c.embedding_psi = static_cast<double>(params.embedding);
+  c.head_psi = static_cast<double>(params.head);
 
   // Tensor parallelism: 4 all-reduces (or AG/RS pairs) of b*s*h per layer per micro-batch, 6 with full
   // recompute; the vocabulary-parallel embedding (forward) and LM head input (backward) add one each.
   if (t > 1) {
     const double per_layer = (par.recompute == Recompute::full ? 12.0 : 8.0) * bsh;
     const double scale = B * e * ring_share(t);
-    c.tp_layers = (m.layers / p) * per_layer * scale;
+    c.tp_per_layer = per_layer;
+    c.tp_scale = scale;
     c.tp_edge = 2.0 * bsh * scale;
   }
 
@@ -115,16 +117,18 @@ PlanComm plan_comm(const Plan& plan) {
 CommBytes rank_comm(const PlanComm& c, int r) {
   const bool holds_first = r == 0;
   const bool holds_last = r == c.p - 1;
-  const double psi = c.layer_psi + (holds_first ? c.embedding_psi : 0) + (holds_last ? c.head_psi : 0);
+  const double layers = c.layout.rank_layers(r);
+  const double layer_psi = layers * c.psi_per_layer;
+  const double psi = layer_psi + (holds_first ? c.embedding_psi : 0) + (holds_last ? c.head_psi : 0);
   CommBytes out;
-  out.tp = c.tp_layers + (holds_first ? c.tp_edge : 0) + (holds_last ? c.tp_edge : 0);
+  out.tp = layers * c.tp_per_layer * c.tp_scale + (holds_first ? c.tp_edge : 0) + (holds_last ? c.tp_edge : 0);
   // Each chunk sends its activation forward and its gradient back, except off the ends of the pipeline:
   // virtual stage 0 (chunk 0 of rank 0) sends no gradient, stage p*v-1 (chunk v-1 of rank p-1) no activation.
   const int sends = 2 * c.v - holds_first - holds_last;
   out.pp = c.p > 1 ? sends * c.pp_per_send : 0;
-  // Layers spread evenly over the rank's v chunks; the embedding sits in chunk 0, the head in chunk v-1.
-  const double last_chunk_psi =
-      c.layer_psi / c.v + (holds_first && c.v == 1 ? c.embedding_psi : 0) + (holds_last ? c.head_psi : 0);
+  // The rank's last chunk (virtual stage (v-1)p + r); the embedding sits in chunk 0, the head in chunk v-1.
+  const double last_chunk_psi = c.layout.stage_layers((c.v - 1) * c.p + r) * c.psi_per_layer +
+                                (holds_first && c.v == 1 ? c.embedding_psi : 0) + (holds_last ? c.head_psi : 0);
   out.zero = c.zero_per_param * (psi - last_chunk_psi) + c.zero_last_chunk_per_param * last_chunk_psi;
   out.dp = c.dp_per_param * psi + (holds_first || holds_last ? c.tied_sync : 0);
   out.total = out.tp + out.pp + out.dp + out.zero;

@@ -70,7 +70,8 @@ double executed_flops_per_iteration(const Plan& plan) {
   const ParallelSpec& par = plan.parallel;
   const long long sequences = par.global_batch();
   double recomputed_layers = plan.model.layers;
-  if (!recomputes_last_stage(par.schedule)) recomputed_layers -= layers_per_virtual_stage(plan.model, par.pp, par.v);
+  if (!recomputes_last_stage(par.schedule))
+    recomputed_layers -= stage_layout(plan.model, par).stage_layers(par.pp * par.v - 1);
   return model_flops_per_iteration(plan.model, sequences) +
          static_cast<double>(sequences) * recomputed_layers * recompute_flops_per_layer(plan.model, 1, par.recompute);
 }

@@ -9,6 +9,7 @@
 #include "cost_model/analytic/comm_volume.hpp"
 #include "cost_model/analytic/flops.hpp"
 #include "cost_model/analytic/params.hpp"
+#include "cost_model/analytic/stage_balance.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/strategy.hpp"
@@ -151,7 +152,10 @@ ActionCosts action_costs(const Plan& plan) {
   auto mem_seconds = [hbm](double bytes) { return hbm > 0 ? bytes / hbm : 0.0; };
 
   ActionCosts a;
-  const int lc = layers_per_virtual_stage(m, par.pp, par.v);
+  // Per chunk: the largest virtual stage of the split (all of them when it is even); costs_from_plan scales
+  // each stage by its own layers, closed_form_timing each rank by its own (stage_balance.hpp).
+  const StageLayout layout = stage_layout(m, par);
+  const int lc = layout.max_stage_layers();
   a.layers_per_chunk = lc;
 
   // One layer, one micro-batch, one GPU.
@@ -246,7 +250,7 @@ ActionCosts action_costs(const Plan& plan) {
   }
 
   // Data-parallel gradient sync of the largest PP rank's parameters (per GPU shard for ZeroPP).
-  const double psi = static_cast<double>(max_rank_params(m, par.pp, par.v, t));
+  const double psi = static_cast<double>(max_rank_params(m, layout, t));
   // (Pure ZeRO-3 has none: its gradients are reduce-scattered per micro-batch in the ZeRO-3 group.)
   const Group dg = dp_sync_group(par);
   const double dp_params = psi / sync.grad_shard;
@@ -305,24 +309,34 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
   const double compute_regular = v * (a.f + a.b + a.w + a.recompute);
   const double tp_regular = v * (a.tp_f + a.tp_b + a.tp_recompute);
   const double pp_regular = v * (p2p_f + p2p_b);
-  // The end ranks: the last holds the head, the first the embedding (the same rank when p == 1).
-  const double last_compute = compute_regular + a.head_f + a.head_b + a.head_w;
-  const double last_tp = tp_regular + a.head_tp_f + a.head_tp_b + (p == 1 ? a.embed_tp_f : 0);
-  const double first_tp = tp_regular + a.embed_tp_f;
+  // The end ranks: the last holds the head, the first the embedding (the same rank when p == 1). Each rank's
+  // layers scale its share of the regular work (1 everywhere with an even split: stage_balance.hpp).
+  const RankShares k = rank_shares(stage_layout(plan.model, par), a.layers_per_chunk);
+  const double last_compute = k.last * compute_regular + a.head_f + a.head_b + a.head_w;
+  const double last_tp = k.last * tp_regular + a.head_tp_f + a.head_tp_b + (p == 1 ? a.embed_tp_f : 0);
+  const double first_tp = k.first * tp_regular + a.embed_tp_f;
   double slow_compute = last_compute, slow_tp = last_tp;
-  if (p > 1 && compute_regular + first_tp > last_compute + last_tp) {
-    slow_compute = compute_regular;
+  int slowest = p - 1;
+  if (p > 1 && k.first * compute_regular + first_tp > last_compute + last_tp) {
+    slow_compute = k.first * compute_regular;
     slow_tp = first_tp;
+    slowest = 0;
   }
+  if (p > 2 && k.middle * (compute_regular + tp_regular) > slow_compute + slow_tp) {
+    slow_compute = k.middle * compute_regular;
+    slow_tp = k.middle * tp_regular;
+    slowest = 1;
+  }
+  const double others = k.others(slowest);  // the fill and drain run through the other ranks
 
   PipelineTiming r;
   r.compute = m * slow_compute + a.opt_step;
   r.tp_exposed = m * slow_tp;
   r.pp_exposed = m * pp_regular;
 
-  const double F = v * (a.f + a.tp_f + p2p_f);
-  const double Bx = v * (a.b + a.recompute + a.tp_b + a.tp_recompute + p2p_b);
-  const double W = v * a.w;
+  const double F = v * (others * (a.f + a.tp_f) + p2p_f);
+  const double Bx = v * (others * (a.b + a.recompute + a.tp_b + a.tp_recompute) + p2p_b);
+  const double W = v * (others * a.w);
   r.bubble = p > 1 ? bubble_time(par.schedule, p, v, m, U, F, Bx, W) : 0;
 
   // ZeRO-3 exposure under the prefetch rule.
@@ -358,7 +372,8 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
   if (par.overlap_grad_reduce && a.dp_sync > 0) {
     const double chunk_backward = a.b + a.recompute + a.w;
     const double n = dp_sync_buckets(
-        par, 0, static_cast<double>(virtual_stage_params(plan.model, p, v, 0, par.tp).total()), a.layers_per_chunk);
+        par, 0, static_cast<double>(virtual_stage_params(plan.model, stage_layout(plan.model, par), 0, par.tp).total()),
+        a.layers_per_chunk);
     sync_exposed = std::max(a.dp_sync / (v * n), a.dp_sync - chunk_backward * (v - 1.0 / n));
   }
   r.dp_exposed = sync_exposed + a.dp_after_step + a.embedding_sync;

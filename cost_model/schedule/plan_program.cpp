@@ -38,6 +38,7 @@ PlanProgram build_plan_program(const Plan& plan) {
   out.schedule = schedule_for(plan);
   out.lowering = lowering_for(plan);
   out.data_parallel = data_parallel_sync(plan.parallel);
+  out.layout = stage_layout(plan.model, plan.parallel);
   out.program = lower(generate(out.schedule), out.lowering);
   return out;
 }

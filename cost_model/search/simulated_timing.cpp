@@ -4,6 +4,7 @@
 #include <array>
 #include <vector>
 
+#include "cost_model/analytic/stage_balance.hpp"
 #include "cost_model/schedule/generate.hpp"
 #include "cost_model/schedule/plan_program.hpp"
 #include "cost_model/simulate/costs_from_plan.hpp"
@@ -22,10 +23,11 @@ double tp_seconds_on_rank(const Plan& plan, const analytic::ActionCosts& a, int 
   const ParallelSpec& par = plan.parallel;
   const int p = par.pp, S = p * par.v;
   const bool recompute = par.recompute != Recompute::none;
+  const StageLayout layout = stage_layout(plan.model, par);
   double per_mb = 0;
   for (int c = 0; c < par.v; ++c) {
     const int vs = c * p + r;
-    per_mb += a.tp_f + a.tp_b + (recompute ? a.tp_recompute : 0);
+    per_mb += analytic::stage_share(layout, vs, a.layers_per_chunk) * (a.tp_f + a.tp_b + (recompute ? a.tp_recompute : 0));
     if (vs == 0) per_mb += a.embed_tp_f;
     if (vs == S - 1) per_mb += a.head_tp_f + a.head_tp_b;
   }

@@ -3,6 +3,7 @@
 #include "cost_model/analytic/collectives.hpp"
 #include "cost_model/analytic/memory.hpp"
 #include "cost_model/analytic/params.hpp"
+#include "cost_model/analytic/stage_balance.hpp"
 #include "cost_model/analytic/time_model.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/strategy.hpp"
@@ -16,7 +17,9 @@ ActionCosts costs_from_plan(const Plan& plan) {
   const analytic::ActionCosts a = analytic::action_costs(plan);
   const int p = par.pp, v = par.v, t = par.tp, S = p * v;
   const double e = analytic::element_bytes(par.dtype);
-  const double lc = analytic::layers_per_virtual_stage(m, p, v);
+  // a's per-chunk seconds are for a.layers_per_chunk layers (the largest virtual stage); each stage scales them
+  // by its own layers (all the same with an even split).
+  const StageLayout layout = stage_layout(m, par);
 
   analytic::ActivationOptions act;
   act.b = par.micro_batch;
@@ -47,15 +50,17 @@ ActionCosts costs_from_plan(const Plan& plan) {
   for (int vs = 0; vs < S; ++vs) {
     StageCost& s = costs.stages[vs];
     const bool first = vs == 0, last = vs == S - 1;
-    s.f = a.f + a.tp_f + (first ? a.embed_tp_f : 0) + (last ? a.head_f + a.head_tp_f : 0);
-    s.b = a.b + a.tp_b + (last ? a.head_b + a.head_tp_b : 0);
-    s.w = a.w + (last ? a.head_w : 0);
+    const int layers = layout.stage_layers(vs);
+    const double k = analytic::stage_share(layout, vs, a.layers_per_chunk);
+    s.f = k * (a.f + a.tp_f) + (first ? a.embed_tp_f : 0) + (last ? a.head_f + a.head_tp_f : 0);
+    s.b = k * (a.b + a.tp_b) + (last ? a.head_b + a.head_tp_b : 0);
+    s.w = k * a.w + (last ? a.head_w : 0);
     s.bw = s.b + s.w;
-    s.recompute = a.recompute + a.tp_recompute;
+    s.recompute = k * (a.recompute + a.tp_recompute);
     s.send_f = {a.p2p, message};
     s.send_b = {a.p2p, message};
 
-    const double params = static_cast<double>(analytic::virtual_stage_params(m, p, v, vs, t).total());
+    const double params = static_cast<double>(analytic::virtual_stage_params(m, layout, vs, t).total());
     if (is_sharded) {
       const double gathered = param_bytes * params, grads = grad_bytes * params;
       s.unshard = {analytic::collective_time(c, analytic::Collective::all_gather, zg.size, zg.stride, gathered),
@@ -69,10 +74,11 @@ ActionCosts costs_from_plan(const Plan& plan) {
       const double bytes = grad_bytes * params / dps.grad_shard;
       const auto kind = dp_reduce_scatter ? analytic::Collective::reduce_scatter : analytic::Collective::all_reduce;
       s.dp_sync = {analytic::collective_time(c, kind, dg.size, dg.stride, bytes), bytes};
-      s.dp_sync_buckets = dp_sync_buckets(par, vs, params, static_cast<int>(lc));
+      s.dp_sync_buckets = dp_sync_buckets(par, vs, params, layers);
     }
 
     const double extra = (first ? first_extra : 0) + (last ? last_extra : 0);
+    const double lc = layers;
     s.activation_bytes = lc * full.until_b + extra;
     s.checkpoint_bytes = lc * kept + extra;
     // One layer at a time. With flash attention selective recomputation keeps everything (kept = until_b) and
@@ -91,7 +97,7 @@ ActionCosts costs_from_plan(const Plan& plan) {
     // embedding's gradient copies.
     double bytes = 0;
     if (dg.size > 1 && dp_reduce_scatter) {
-      bytes = param_bytes * static_cast<double>(analytic::rank_params(m, p, v, rank, t).total()) / dps.grad_shard;
+      bytes = param_bytes * static_cast<double>(analytic::rank_params(m, layout, rank, t).total()) / dps.grad_shard;
     }
     costs.opt_step[rank] = {a.opt_step + after_step_seconds(plan, a, rank), bytes};
   }

@@ -59,6 +59,10 @@ struct ParallelSpec {
   bool overlap_param_gather = false;
   std::optional<Framework> framework;  // absent: the strategy's (default_framework, strategy.hpp)
   std::optional<Dtype> reduce_dtype;   // absent: the framework's for `dtype` (default_reduce_dtype, framework.hpp)
+  // Layers of the first and the last PP rank (Megatron's --decoder-first/last-pipeline-num-layers); 0: not given,
+  // the split is even, or Megatron's with the embedding and the loss counted as layers (spec/stage_layout.hpp).
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
 
   // Exact once validate() accepted the spec: it bounds the world and the global batch (limits.hpp).
   int world() const { return tp * z * pp * dp; }

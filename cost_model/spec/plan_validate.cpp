@@ -7,6 +7,7 @@
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/printable.hpp"
+#include "cost_model/spec/stage_layout.hpp"
 
 namespace zeropp {
 namespace {
@@ -54,12 +55,9 @@ void validate(const Plan& plan) {
     throw SpecError("parallel.tp", fmt::format("parallel.tp={} does not divide the MLP's hidden size {} "
                                                "(model.ffn_hidden)",
                                                p.tp, m.ffn()));
-  // Every virtual stage holds the same number of layers.
-  if (p.v == 1)
-    check_divides("parallel.pp", p.pp, "parallel.pp", "model.layers", m.layers);
-  else if (m.layers % (1LL * p.pp * p.v) != 0)
-    throw SpecError("parallel.v", fmt::format("parallel.pp*parallel.v={}*{}={} does not divide model.layers={}", p.pp,
-                                              p.v, 1LL * p.pp * p.v, m.layers));
+  // The layers split over the virtual stages: evenly, with the embedding and loss counted (Megatron's default for
+  // layers that do not divide), or as parallel.first/last_stage_layers say (spec/stage_layout.hpp).
+  stage_layout(m, p);
 
   // The intra-node dimension (tp or z; at most one is > 1) is innermost in rank order and must fit in a node.
   const bool tp_inner = p.tp > 1;

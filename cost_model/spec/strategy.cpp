@@ -8,7 +8,7 @@
 namespace zeropp {
 namespace {
 
-StrategyTraits make_traits(Strategy s) {
+constexpr StrategyTraits make_traits(Strategy s) {
   StrategyTraits t;
   switch (s) {
     case Strategy::three_d:
@@ -76,9 +76,10 @@ const char* no_z_rule(Strategy s) {
 }  // namespace
 
 const StrategyTraits& traits(Strategy s) {
-  static const StrategyTraits table[] = {make_traits(Strategy::three_d),  make_traits(Strategy::zero3),
-                                         make_traits(Strategy::pp_zero1), make_traits(Strategy::zero3_pp),
-                                         make_traits(Strategy::zeropp_a), make_traits(Strategy::zeropp_b)};
+  // Built at compile time: no initialisation guard on a path every plan evaluation takes many times.
+  static constexpr StrategyTraits table[] = {make_traits(Strategy::three_d),  make_traits(Strategy::zero3),
+                                             make_traits(Strategy::pp_zero1), make_traits(Strategy::zero3_pp),
+                                             make_traits(Strategy::zeropp_a), make_traits(Strategy::zeropp_b)};
   static_assert(static_cast<int>(Strategy::zeropp_b) == 5, "one row per Strategy, in enum order");
   const int i = static_cast<int>(s);
   if (i < 0 || i > 5) throw SpecError("parallel.strategy", fmt::format("invalid strategy value {}", i));

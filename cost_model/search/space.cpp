@@ -6,6 +6,7 @@
 
 #include "cost_model/analytic/divisors.hpp"
 #include "cost_model/schedule/budget.hpp"
+#include "cost_model/search/stage_splits.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/limits.hpp"
 
@@ -54,8 +55,8 @@ struct ScheduleChoice {
 
 std::vector<ScheduleChoice> schedule_choices(Strategy s, int pp, int L, int max_v) {
   std::vector<ScheduleChoice> out;
-  if (max_v == 0) max_v = L / pp;  // no cut: pp v divides L, so v <= L / pp
-  const auto fits = [&](int v) { return L % (pp * v) == 0; };
+  if (max_v == 0) max_v = (L + 2) / pp;  // no cut: a split needs pp v <= L + 2 (stage_splits.hpp)
+  const auto fits = [&](int v) { return !stage_splits(L, pp, v).empty(); };
   if (is_zeropp(s)) {
     for (int v = 1; v <= (pp > 1 ? max_v : 1); ++v)
       if (fits(v)) out.push_back({ScheduleKind::zeropp, v});
@@ -105,8 +106,10 @@ void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std:
     const bool tp_inner = t.tensor_parallel;
     for (int inner : inner_sizes(ex, s)) {
       if (inner > N || N % inner != 0) continue;
-      for (int pp : (t.pipeline ? divisors(L) : std::vector<int>{1})) {
-        if (N % (inner * pp) != 0) continue;
+      // Every pipeline depth the GPUs allow with a layer or more per rank; the layers need not divide evenly
+      // (stage_splits.hpp).
+      for (int pp : (t.pipeline ? divisors(N / inner) : std::vector<int>{1})) {
+        if (pp > L) break;
         p.tp = tp_inner ? inner : 1;
         p.z = tp_inner ? 1 : inner;
         p.pp = pp;
@@ -129,6 +132,9 @@ void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std:
             for (const ScheduleChoice& sc : schedule_choices(s, pp, L, options.max_v)) {
               p.schedule = sc.kind;
               p.v = sc.v;
+              for (const StageSplit& split : stage_splits(L, pp, sc.v)) {
+              p.first_stage_layers = split.first_stage_layers;
+              p.last_stage_layers = split.last_stage_layers;
               for (int b : micro_batches) {
                 if (options.max_micro_batch > 0 && b > options.max_micro_batch) break;
                 if (b > limits::kMicroBatch) break;
@@ -147,6 +153,7 @@ void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std:
                     if (!options.filter || options.filter(p)) visit(plan);
                   }
                 }
+              }
               }
             }
           }

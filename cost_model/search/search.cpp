@@ -1,15 +1,18 @@
 #include "cost_model/search/search.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "cost_model/search/describe.hpp"
 #include "cost_model/search/simulated_estimate.hpp"
+#include "cost_model/search/worker_pool.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/strategy.hpp"
@@ -66,8 +69,10 @@ InfeasibleReport report(const std::optional<Candidate>& c, const Experiment& ex)
 class Searcher {
  public:
   Searcher(const Experiment& ex, const SearchOptions& options)
-      : ex_(ex), options_(options), order_(options.space.strategies.empty() ? all_strategies()
-                                                                            : options.space.strategies) {
+      : ex_(ex),
+        options_(options),
+        order_(options.space.strategies.empty() ? all_strategies() : options.space.strategies),
+        pool_(options.threads > 0 ? options.threads : default_threads()) {
     strategy_groups_.resize(order_.size());
     schedule_groups_.resize(order_.size() * kScheduleKinds);
     keep_ = std::max(options.top, 2);
@@ -79,10 +84,13 @@ class Searcher {
       branch_and_bound();
       closest_of_groups_with_no_fit();
     } else {
-      for (std::int64_t i = 0; i < static_cast<std::int64_t>(entries_.size()); ++i) {
-        if (entries_[i].fate == PlanFate::rejected) continue;
-        evaluate(i);
-        tick("simulating", i + 1);
+      std::vector<std::int64_t> all;
+      for (std::int64_t i = 0; i < static_cast<std::int64_t>(entries_.size()); ++i)
+        if (entries_[i].fate != PlanFate::rejected) all.push_back(i);
+      const std::vector<Speculation> done = speculate(all, /*warmup=*/false);
+      for (std::size_t k = 0; k < all.size(); ++k) {
+        commit(all[k], *done[k].candidate);
+        tick("simulating", all[k] + 1);
       }
     }
     return result();
@@ -96,27 +104,63 @@ class Searcher {
   }
 
   void enumerate() {
-    // The space is counted first (cheap: no estimate) so that progress can say how far along it is.
-    total_ = options_.progress ? count_plans(ex_, options_.space) : 0;
+    // The space is enumerated first (cheap: no estimate), then every plan is checked and bounded on the pool,
+    // then the groups take their members in enumeration order.
     for_each_plan(ex_, options_.space, [&](const Plan& plan) {
       Entry e;
       e.parallel = plan.parallel;
       e.strategy = static_cast<int>(std::find(order_.begin(), order_.end(), plan.parallel.strategy) - order_.begin());
-      const std::int64_t index = static_cast<std::int64_t>(entries_.size());
-      ++strategy_groups_[e.strategy].enumerated;
-      ++schedule_group(e).enumerated;
-      try {
-        validate(plan);
-        e.bounds = lower_bounds(plan);
-        strategy_groups_[e.strategy].members.push_back(index);
-        schedule_group(e).members.push_back(index);
-      } catch (const SpecError&) {
-        e.fate = PlanFate::rejected;
-      }
       entries_.push_back(std::move(e));
-      tick("bounding", static_cast<std::int64_t>(entries_.size()));
     });
     total_ = static_cast<std::int64_t>(entries_.size());
+    constexpr std::int64_t kBlock = 64;  // plans per task: bounding one takes microseconds
+    const std::int64_t blocks = (total_ + kBlock - 1) / kBlock;
+    std::atomic<std::int64_t> bounded{0};
+    const std::thread::id caller = std::this_thread::get_id();  // progress is reported from this thread only
+    pool_.run(static_cast<std::size_t>(blocks), [&](std::size_t block) {
+      const std::int64_t lo = static_cast<std::int64_t>(block) * kBlock, hi = std::min(total_, lo + kBlock);
+      for (std::int64_t i = lo; i < hi; ++i) {
+        Entry& e = entries_[i];
+        const Plan plan = plan_of(e);
+        try {
+          validate(plan);
+          e.bounds = lower_bounds(plan);
+        } catch (const SpecError&) {
+          e.fate = PlanFate::rejected;
+        }
+      }
+      const std::int64_t done = bounded += hi - lo;
+      if (std::this_thread::get_id() == caller) tick_every("bounding", done);
+    });
+    for (std::int64_t i = 0; i < total_; ++i) {
+      Entry& e = entries_[i];
+      ++strategy_groups_[e.strategy].enumerated;
+      ++schedule_group(e).enumerated;
+      if (e.fate == PlanFate::rejected) continue;
+      strategy_groups_[e.strategy].members.push_back(i);
+      schedule_group(e).members.push_back(i);
+    }
+    tick("bounding", total_);
+  }
+
+  // A plan's work that depends on that plan alone, done ahead on the pool: its warm-up memory bound and, when
+  // that does not rule it out, its evaluation.
+  struct Speculation {
+    double warmup = 0;
+    std::optional<Candidate> candidate;
+  };
+
+  std::vector<Speculation> speculate(const std::vector<std::int64_t>& plans, bool warmup) {
+    std::vector<Speculation> out(plans.size());
+    pool_.run(plans.size(), [&](std::size_t k) {
+      const Entry& e = entries_[plans[k]];
+      if (warmup) {
+        out[k].warmup = warmup_memory_bound(plan_of(e));
+        if (std::max(e.bounds.memory_bytes, out[k].warmup) > memory()) return;
+      }
+      out[k].candidate = evaluated_candidate(plans[k]);
+    });
+    return out;
   }
 
   // The time above which a plan of this entry's groups can no longer enter any answer.
@@ -140,26 +184,58 @@ class Searcher {
     std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
       return entries_[a].bounds.time_s < entries_[b].bounds.time_s;
     });
+    // Rounds: the next plans (up to `batch`) that the thresholds as they stand do not rule out are bounded and
+    // simulated on the pool; then the visit below takes the plans in order with the thresholds of the moment,
+    // exactly as one thread would, and uses those results where it simulates. Thresholds only fall along the
+    // visit, so a plan it simulates was picked for the round (a plan picked that it then rules out is dropped).
+    const std::size_t batch = pool_.threads() > 1 ? 4 * static_cast<std::size_t>(pool_.threads()) : 1;
+    std::size_t pos = 0;
     std::int64_t visited = 0;
-    for (std::int64_t i : order) {
-      Entry& e = entries_[i];
-      tick("simulating", ++visited);
-      if (e.bounds.memory_bytes > memory()) {
-        e.fate = PlanFate::over_memory_bound;
-        continue;
+    bool stopped = false;
+    while (pos < order.size() && !stopped) {
+      std::vector<std::int64_t> picked;
+      std::size_t end = pos;
+      for (; end < order.size() && picked.size() < batch; ++end) {
+        const Entry& e = entries_[order[end]];
+        if (e.bounds.memory_bytes > memory()) continue;
+        if (e.bounds.time_s > threshold(e)) {
+          if (e.bounds.time_s > largest_threshold()) break;
+          continue;
+        }
+        picked.push_back(order[end]);
       }
-      if (e.bounds.time_s > threshold(e)) {
-        e.fate = PlanFate::pruned_by_time;
-        if (e.bounds.time_s > largest_threshold()) break;  // every later bound is larger still
-        continue;
+      const std::vector<Speculation> ahead = speculate(picked, /*warmup=*/true);
+      std::unordered_map<std::int64_t, std::size_t> slot;
+      for (std::size_t k = 0; k < picked.size(); ++k) slot.emplace(picked[k], k);
+      for (; pos < order.size(); ++pos) {
+        const std::int64_t i = order[pos];
+        Entry& e = entries_[i];
+        if (e.bounds.memory_bytes > memory()) {
+          tick("simulating", ++visited);
+          e.fate = PlanFate::over_memory_bound;
+          continue;
+        }
+        if (e.bounds.time_s > threshold(e)) {
+          tick("simulating", ++visited);
+          e.fate = PlanFate::pruned_by_time;
+          if (e.bounds.time_s > largest_threshold()) {  // every later bound is larger still
+            stopped = true;
+            break;
+          }
+          continue;
+        }
+        const auto it = slot.find(i);
+        if (it == slot.end()) break;  // beyond this round: the next one starts here
+        tick("simulating", ++visited);
+        // The costlier memory bound, only for plans that would otherwise be simulated.
+        const Speculation& sp = ahead[it->second];
+        e.bounds.memory_bytes = std::max(e.bounds.memory_bytes, sp.warmup);
+        if (e.bounds.memory_bytes > memory()) {
+          e.fate = PlanFate::over_memory_bound;
+          continue;
+        }
+        commit(i, *sp.candidate);
       }
-      // The costlier memory bound, only for plans that would otherwise be simulated.
-      e.bounds.memory_bytes = std::max(e.bounds.memory_bytes, warmup_memory_bound(plan_of(e)));
-      if (e.bounds.memory_bytes > memory()) {
-        e.fate = PlanFate::over_memory_bound;
-        continue;
-      }
-      evaluate(i);
     }
     // Plans after the break keep fate pruned_by_time unless their memory bound already rules them out.
     for (Entry& e : entries_)
@@ -179,19 +255,57 @@ class Searcher {
       const auto out_of_reach = [&](double bound) {
         return g.closest && bound - memory() > g.closest->estimate.over_by_bytes;
       };
-      for (std::int64_t i : members) {
-        if (out_of_reach(entries_[i].bounds.memory_bytes)) break;
-        if (evaluated_.contains(i)) continue;
-        if (out_of_reach(warmup_memory_bound(plan_of(entries_[i])))) continue;
-        evaluate(i);
+      // In rounds as in branch_and_bound: the next members within reach are bounded and simulated on the pool,
+      // then taken in order with the reach of the moment (it only shrinks).
+      const std::size_t batch = pool_.threads() > 1 ? 4 * static_cast<std::size_t>(pool_.threads()) : 1;
+      std::size_t pos = 0;
+      bool stopped = false;
+      while (pos < members.size() && !stopped) {
+        std::vector<std::int64_t> picked;
+        std::size_t end = pos;
+        for (; end < members.size() && picked.size() < batch; ++end) {
+          const std::int64_t i = members[end];
+          if (out_of_reach(entries_[i].bounds.memory_bytes)) break;
+          if (!evaluated_.contains(i)) picked.push_back(i);
+        }
+        const std::vector<Speculation> ahead = speculate_reach(picked, out_of_reach);
+        std::unordered_map<std::int64_t, std::size_t> slot;
+        for (std::size_t k = 0; k < picked.size(); ++k) slot.emplace(picked[k], k);
+        for (; pos < members.size(); ++pos) {
+          const std::int64_t i = members[pos];
+          if (out_of_reach(entries_[i].bounds.memory_bytes)) {
+            stopped = true;
+            break;
+          }
+          if (evaluated_.contains(i)) continue;
+          const auto it = slot.find(i);
+          if (it == slot.end()) break;
+          const Speculation& sp = ahead[it->second];
+          if (out_of_reach(sp.warmup)) continue;
+          commit(i, *sp.candidate);
+        }
       }
     };
     for (Group& g : strategy_groups_) settle(g);
     for (Group& g : schedule_groups_) settle(g);
   }
 
-  void evaluate(std::int64_t i) {
-    Entry& e = entries_[i];
+  // Warm-up bound of each plan and, unless that puts it out of reach, its evaluation (the reach decides again, in
+  // order, afterwards).
+  // `out_of_reach` as it stands (the reach only shrinks): a plan already out of it is not evaluated.
+  template <class Reach>
+  std::vector<Speculation> speculate_reach(const std::vector<std::int64_t>& plans, const Reach& out_of_reach) {
+    std::vector<Speculation> out(plans.size());
+    pool_.run(plans.size(), [&](std::size_t k) {
+      out[k].warmup = warmup_memory_bound(plan_of(entries_[plans[k]]));
+      if (!out_of_reach(out[k].warmup)) out[k].candidate = evaluated_candidate(plans[k]);
+    });
+    return out;
+  }
+
+  // Evaluates plan i (simulated, or in closed form): depends on that plan alone, so it may run on any thread.
+  Candidate evaluated_candidate(std::int64_t i) const {
+    const Entry& e = entries_[i];
     const Plan plan = plan_of(e);
     Candidate c;
     c.parallel = e.parallel;
@@ -215,6 +329,13 @@ class Searcher {
       c.estimate = c.closed_form = analytic::estimate(plan, o);
     }
     c.closed_form_iteration = c.closed_form.time_s.iteration;
+    return c;
+  }
+
+  // Records the evaluation of plan i in its groups and the ranking (the calling thread, in visiting order).
+  void commit(std::int64_t i, Candidate c) {
+    Entry& e = entries_[i];
+    c.bounds = e.bounds;  // as they stand when it is visited (the warm-up bound included)
     e.fate = PlanFate::simulated;
     strategy_groups_[e.strategy].add(c);
     schedule_group(e).add(c);
@@ -234,6 +355,10 @@ class Searcher {
 
   void tick(const char* phase, std::int64_t done) {
     if (options_.progress && (done % 1024 == 0 || done == total_)) options_.progress(phase, done, total_);
+  }
+  // The same when `done` moves in steps (blocks of plans), not one by one.
+  void tick_every(const char* phase, std::int64_t done) {
+    if (options_.progress && done < total_) options_.progress(phase, done, total_);
   }
 
   SearchResult result() {
@@ -328,6 +453,7 @@ class Searcher {
   const Experiment& ex_;
   const SearchOptions& options_;
   std::vector<Strategy> order_;
+  WorkerPool pool_;
   std::vector<Entry> entries_;
   std::vector<Group> strategy_groups_, schedule_groups_;
   std::unordered_map<std::int64_t, Candidate> evaluated_;

@@ -150,7 +150,7 @@ void print_table(const Plan& plan, const search::SimulatedEstimate& s) {
       "sp={} {}\n",
       p.tp, p.pp, p.dp, p.z, p.zero_stage, p.v, to_string(p.schedule), p.micro_batch, p.micro_batches, p.unit,
       to_string(p.recompute), p.sequence_parallel ? "on" : "off", to_string(p.dtype));
-  if (p.pp > 1) std::cout << fmt::format("      layers per pipeline rank: {}\n", describe(stage_layout(plan.model, p)));
+  if (p.pp > 1) std::cout << fmt::format("      layers per virtual stage: {}\n", describe(stage_layout(plan.model, p)));
   std::cout << (s.simulated ? "      time, bubble, exposed comm, peak memory and pp/zero bytes: schedule simulator\n\n"
                             : "      closed form\n\n");
   const auto& t = e.time_s;

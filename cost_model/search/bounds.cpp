@@ -1,6 +1,8 @@
 #include "cost_model/search/bounds.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <vector>
 
 #include "cost_model/schedule/generate.hpp"
 #include "cost_model/schedule/plan_program.hpp"
@@ -35,21 +37,59 @@ PlanBounds lower_bounds(const Plan& plan) {
   return out;
 }
 
-double warmup_memory_bound(const Plan& plan) {
+double memory_walk_bound(const Plan& plan, double stop_above) {
   const simulate::ActionCosts costs = simulate::costs_from_plan(plan);
   const schedule::Program program = schedule::generate(schedule::schedule_for(plan));
-  const bool recompute = plan.parallel.recompute != Recompute::none;
+  const DataParallelSync sync = data_parallel_sync(plan.parallel);
+  // Pure ZeRO-3 is simulated a layer at a time (per_layer.hpp): its buffers are a layer's share of the stage's.
+  const double share = sync.shard_spans_dp ? 1.0 / plan.model.layers : 1.0;
+  const int stages = program.stages(), microbatches = program.microbatches;
+  // Which (stage, micro-batch) pairs are recomputed and have a separate W: what B/BW free depends on it.
+  constexpr std::uint8_t kRecomputed = 1, kSplit = 2;
+  std::vector<std::uint8_t> kind(static_cast<std::size_t>(stages) * microbatches, 0);
+  for (const schedule::RankProgram& rank : program.ranks)
+    for (const schedule::Action& a : rank) {
+      if (a.type == schedule::ActionType::RECOMPUTE) kind[a.stage * microbatches + a.microbatch] |= kRecomputed;
+      if (a.type == schedule::ActionType::W) kind[a.stage * microbatches + a.microbatch] |= kSplit;
+    }
   double out = 0;
   for (int r = 0; r < static_cast<int>(program.ranks.size()); ++r) {
     double live = r < static_cast<int>(costs.static_bytes.size()) ? costs.static_bytes[r] : 0;
-    for (const schedule::Action& a : program.ranks[r]) {
-      if (a.type == schedule::ActionType::B || a.type == schedule::ActionType::BW) break;
-      if (a.type != schedule::ActionType::F) continue;
-      const simulate::StageCost& c = costs.stages[a.stage];
-      // Recomputed micro-batches keep their checkpoint (the last stage of some schedules is not recomputed).
-      live += recompute ? std::min(c.checkpoint_bytes, c.activation_bytes) : c.activation_bytes;
-    }
     out = std::max(out, live);
+    for (const schedule::Action& a : program.ranks[r]) {
+      const simulate::StageCost& c = costs.stages[a.stage];
+      const std::uint8_t k = kind[a.stage * microbatches + a.microbatch];
+      // What the micro-batch holds until its B/BW ends (the simulator's held_until_b).
+      const double held = k & kRecomputed ? c.checkpoint_bytes + c.recompute_bytes : c.activation_bytes;
+      const double gathered = share * c.gathered_param_bytes, grads = share * c.grad_buffer_bytes;
+      double at_start = live;  // at the action's start, after what it allocates
+      switch (a.type) {
+        case schedule::ActionType::F:
+          live += k & kRecomputed ? c.checkpoint_bytes : c.activation_bytes;
+          at_start = live + gathered;
+          break;
+        case schedule::ActionType::RECOMPUTE:
+          live += c.recompute_bytes;
+          at_start = live + gathered;
+          break;
+        case schedule::ActionType::B:
+          at_start = live + gathered;
+          live += (k & kSplit ? c.w_buffer_bytes : 0) - held;
+          break;
+        case schedule::ActionType::BW:
+          at_start = live + gathered + grads;
+          live -= held;
+          break;
+        case schedule::ActionType::W:
+          at_start = live + grads;
+          live -= c.w_buffer_bytes;
+          break;
+        default:
+          break;
+      }
+      out = std::max({out, at_start, live});
+      if (out > stop_above) return out * (1 - kRounding);
+    }
   }
   return out * (1 - kRounding);
 }

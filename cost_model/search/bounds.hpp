@@ -17,15 +17,26 @@
 //                 shards, held all along) and its peak is at least that; the bound is the largest over ranks.
 //                 Every allocation the simulator makes is >= 0 and freed at most once, so what is live at an instant
 //                 only adds to the static bytes.
-// warmup_memory_bound (a second, costlier memory bound: it generates the compute-only schedule, no simulation):
-//                 a rank's compute stream runs its actions in program order, and an F's activations (its
-//                 checkpoint when the plan recomputes) stay allocated until its micro-batch's B/BW ends. When the
-//                 last F before the rank's first B/BW (in program order) starts, no B/BW of the rank has started,
-//                 so every one of those F's allocations is live: peak >= static + their sum. (Lowering adds
-//                 communication actions around the compute ones and keeps their order.)
+// memory_walk_bound (a second, costlier memory bound: it generates the compute-only schedule, no simulation):
+//                 the simulator's memory changes at the start or end of actions. Those of the compute stream (F,
+//                 RECOMPUTE, B, BW, W) happen in the rank's program order, one action after another, so at the
+//                 start of compute action X every allocation and free of the compute actions before X has
+//                 happened and none after X. Their running sum from the static bytes is the rank's memory at that
+//                 instant but for buffers allocated or freed by other streams: gathered parameters (UNSHARD on the
+//                 collective stream, freed by RESHARD) and unsharded gradients (allocated by the first W/BW of a
+//                 stage, freed by REDUCE_GRAD on the collective stream). Leaving both out entirely only lowers the
+//                 sum (what they hold is >= 0 at any instant), and at X's start X's own stage is gathered (F, B,
+//                 BW and RECOMPUTE need its weights, so its UNSHARD has started and its RESHARD comes after X) and,
+//                 for W/BW, X's stage holds its gradient buffer: both are added at that instant. So the largest such
+//                 sum over a rank's program is <= its simulated peak. Without ZeRO-3 every memory change is a
+//                 compute action's, and the walk is the simulator's own memory track: the bound equals the
+//                 simulated peak (up to kRounding), and a plan over memory is never simulated.
+//                 (Lowering adds communication actions around the compute ones and keeps their order.)
 // Pure ZeRO-3 is simulated layer by layer (per_layer.hpp), the stage's costs split over its layers; the sums
 // are the same up to rounding, which the factor kRounding below absorbs.
 // tests/search/bounds_test.cpp checks both bounds against the simulation of every plan of small spaces.
+#include <limits>
+
 #include "cost_model/spec/config.hpp"
 
 namespace zeropp::search {
@@ -39,7 +50,8 @@ struct PlanBounds {
 inline constexpr double kRounding = 1e-9;
 
 PlanBounds lower_bounds(const Plan& plan);
-// max(lower_bounds(plan).memory_bytes, the warm-up bound above) <= simulated peak.
-double warmup_memory_bound(const Plan& plan);
+// max(lower_bounds(plan).memory_bytes, the walk above) <= simulated peak. The walk stops as soon as it exceeds
+// `stop_above` (the search passes the GPU memory: the plan cannot fit, how far it goes past does not matter).
+double memory_walk_bound(const Plan& plan, double stop_above = std::numeric_limits<double>::infinity());
 
 }  // namespace zeropp::search

@@ -87,7 +87,7 @@ class Searcher {
       std::vector<std::int64_t> all;
       for (std::int64_t i = 0; i < static_cast<std::int64_t>(entries_.size()); ++i)
         if (entries_[i].fate != PlanFate::rejected) all.push_back(i);
-      const std::vector<Speculation> done = speculate(all, /*warmup=*/false);
+      const std::vector<Speculation> done = speculate(all, /*walk=*/false);
       for (std::size_t k = 0; k < all.size(); ++k) {
         commit(all[k], *done[k].candidate);
         tick("simulating", all[k] + 1);
@@ -143,20 +143,20 @@ class Searcher {
     tick("bounding", total_);
   }
 
-  // A plan's work that depends on that plan alone, done ahead on the pool: its warm-up memory bound and, when
+  // A plan's work that depends on that plan alone, done ahead on the pool: its memory walk bound and, when
   // that does not rule it out, its evaluation.
   struct Speculation {
-    double warmup = 0;
+    double walk = 0;
     std::optional<Candidate> candidate;
   };
 
-  std::vector<Speculation> speculate(const std::vector<std::int64_t>& plans, bool warmup) {
+  std::vector<Speculation> speculate(const std::vector<std::int64_t>& plans, bool walk) {
     std::vector<Speculation> out(plans.size());
     pool_.run(plans.size(), [&](std::size_t k) {
       const Entry& e = entries_[plans[k]];
-      if (warmup) {
-        out[k].warmup = warmup_memory_bound(plan_of(e));
-        if (std::max(e.bounds.memory_bytes, out[k].warmup) > memory()) return;
+      if (walk) {
+        out[k].walk = memory_walk_bound(plan_of(e), memory());
+        if (std::max(e.bounds.memory_bytes, out[k].walk) > memory()) return;
       }
       out[k].candidate = evaluated_candidate(plans[k]);
     });
@@ -204,7 +204,7 @@ class Searcher {
         }
         picked.push_back(order[end]);
       }
-      const std::vector<Speculation> ahead = speculate(picked, /*warmup=*/true);
+      const std::vector<Speculation> ahead = speculate(picked, /*walk=*/true);
       std::unordered_map<std::int64_t, std::size_t> slot;
       for (std::size_t k = 0; k < picked.size(); ++k) slot.emplace(picked[k], k);
       for (; pos < order.size(); ++pos) {
@@ -229,7 +229,7 @@ class Searcher {
         tick("simulating", ++visited);
         // The costlier memory bound, only for plans that would otherwise be simulated.
         const Speculation& sp = ahead[it->second];
-        e.bounds.memory_bytes = std::max(e.bounds.memory_bytes, sp.warmup);
+        e.bounds.memory_bytes = std::max(e.bounds.memory_bytes, sp.walk);
         if (e.bounds.memory_bytes > memory()) {
           e.fate = PlanFate::over_memory_bound;
           continue;
@@ -281,7 +281,7 @@ class Searcher {
           const auto it = slot.find(i);
           if (it == slot.end()) break;
           const Speculation& sp = ahead[it->second];
-          if (out_of_reach(sp.warmup)) continue;
+          if (out_of_reach(sp.walk)) continue;
           commit(i, *sp.candidate);
         }
       }
@@ -290,15 +290,15 @@ class Searcher {
     for (Group& g : schedule_groups_) settle(g);
   }
 
-  // Warm-up bound of each plan and, unless that puts it out of reach, its evaluation (the reach decides again, in
-  // order, afterwards).
+  // Memory walk bound of each plan and, unless that puts it out of reach, its evaluation (the reach decides again,
+  // in order, afterwards).
   // `out_of_reach` as it stands (the reach only shrinks): a plan already out of it is not evaluated.
   template <class Reach>
   std::vector<Speculation> speculate_reach(const std::vector<std::int64_t>& plans, const Reach& out_of_reach) {
     std::vector<Speculation> out(plans.size());
     pool_.run(plans.size(), [&](std::size_t k) {
-      out[k].warmup = warmup_memory_bound(plan_of(entries_[plans[k]]));
-      if (!out_of_reach(out[k].warmup)) out[k].candidate = evaluated_candidate(plans[k]);
+      out[k].walk = memory_walk_bound(plan_of(entries_[plans[k]]));
+      if (!out_of_reach(out[k].walk)) out[k].candidate = evaluated_candidate(plans[k]);
     });
     return out;
   }
@@ -335,7 +335,7 @@ class Searcher {
   // Records the evaluation of plan i in its groups and the ranking (the calling thread, in visiting order).
   void commit(std::int64_t i, Candidate c) {
     Entry& e = entries_[i];
-    c.bounds = e.bounds;  // as they stand when it is visited (the warm-up bound included)
+    c.bounds = e.bounds;  // as they stand when it is visited (the memory walk bound included)
     e.fate = PlanFate::simulated;
     strategy_groups_[e.strategy].add(c);
     schedule_group(e).add(c);
@@ -371,7 +371,7 @@ class Searcher {
         : options_.exhaustive
             ? "none: every plan is simulated (exhaustive)"
             : "exact branch and bound: a plan is not simulated when a lower bound on its simulated peak (static "
-              "model-state bytes + the activations of the forwards before its first backward) exceeds GPU memory "
+              "model-state bytes + the memory of its compute actions in program order) exceeds GPU memory "
               "(it cannot fit), or when a lower bound on its simulated time (busiest rank's compute seconds + the "
               "forward chain before it) exceeds the time of every answer it could change";
     r.tie_rule = "ties: lower peak memory, then the earlier plan in enumeration order (strategy, tp/z, pp, ZeRO "

@@ -146,7 +146,7 @@ StageLayout uneven_stage_layout(const ModelSpec& m, const ParallelSpec& p, std::
 }
 
 std::string describe(const StageLayout& l) {
-  // Per PP rank: the layers of each rank, runs of equal counts collapsed ("8 x 14").
+  // Per virtual stage, in stage order (chunk c of rank r is stage c*pp + r), runs of equal counts collapsed.
   std::string out;
   int run = 0, value = -1;
   const auto flush = [&]() {
@@ -154,8 +154,8 @@ std::string describe(const StageLayout& l) {
     if (!out.empty()) out += ", ";
     out += run == 1 ? fmt::format("{}", value) : fmt::format("{} x {}", value, run);
   };
-  for (int r = 0; r < l.pp; ++r) {
-    const int n = l.rank_layers(r);
+  for (int vs = 0; vs < l.stages(); ++vs) {
+    const int n = l.stage_layers(vs);
     if (n != value) {
       flush();
       value = n;

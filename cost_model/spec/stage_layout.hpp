@@ -82,7 +82,8 @@ inline StageLayout stage_layout(const ModelSpec& model, const ParallelSpec& para
   return uneven_stage_layout(model, parallel, field);
 }
 
-// "even 4 x 8", "accounted: 7, 8 x 14, 7", "first 6, 8 x 14, last 8" (per PP rank; chunks are rank/v).
+// The layers of every virtual stage in stage order, runs collapsed, after the kind of split: "even: 4 x 8",
+// "embedding and loss counted: 7, 8 x 14, 7", "first/last stage layers: 6, 8 x 15".
 std::string describe(const StageLayout&);
 
 }  // namespace zeropp

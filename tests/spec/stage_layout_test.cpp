@@ -58,7 +58,7 @@ TEST(StageLayout, EvenWhenTheStagesDivideTheLayers) {
   EXPECT_TRUE(l.even());
   EXPECT_EQ(stages(l), std::vector<int>(8, 4));
   expect_consistent(l, 32);
-  EXPECT_EQ(describe(l), "even: 8 x 4");
+  EXPECT_EQ(describe(l), "even: 4 x 8");  // 8 virtual stages of 4 layers
 }
 
 // Llama 3.1 405B, 126 layers on pp = 16: Megatron's --account-for-embedding-in-pipeline-split and

@@ -289,6 +289,14 @@ MemoryBytes rank_memory(const Plan& plan, const PlanActivations& act, int pp_ran
 
 MemoryBytes memory_bytes(const Plan& plan, int pp_rank) { return rank_memory(plan, plan_activations(plan), pp_rank); }
 
+std::vector<MemoryBytes> memory_bytes_by_rank(const Plan& plan) {
+  const PlanActivations act = plan_activations(plan);
+  std::vector<MemoryBytes> out;
+  out.reserve(static_cast<std::size_t>(plan.parallel.pp));
+  for (int r = 0; r < plan.parallel.pp; ++r) out.push_back(rank_memory(plan, act, r));
+  return out;
+}
+
 MemoryBytes memory_bytes(const Plan& plan) {
   // Activations fall with the rank (or stay level), the embedding sits on the first rank and the head on the
   // last: the peak is on the first or the last rank, or, when the split makes the ends lighter, on the second

@@ -30,7 +30,11 @@ LoweringOptions lowering_for(const Plan& plan) {
   return opts;
 }
 
-Program program_for(const Plan& plan) { return lower(generate(schedule_for(plan)), lowering_for(plan)); }
+Program program_for(const Plan& plan) {
+  LoweringOptions lowering = lowering_for(plan);
+  lowering.check_input = false;  // generate()'s own output (LoweringOptions::check_input)
+  return lower(generate(schedule_for(plan)), lowering);
+}
 
 PlanProgram build_plan_program(const Plan& plan) {
   validate(plan.parallel);

@@ -37,6 +37,7 @@
 // tests/search/bounds_test.cpp checks both bounds against the simulation of every plan of small spaces.
 #include <limits>
 
+#include "cost_model/search/simulated_timing.hpp"
 #include "cost_model/spec/config.hpp"
 
 namespace zeropp::search {
@@ -49,9 +50,38 @@ struct PlanBounds {
 // Slack for floating-point rounding between the bound's sums and the simulator's (relative).
 inline constexpr double kRounding = 1e-9;
 
-PlanBounds lower_bounds(const Plan& plan);
+// `costs`, when given, must be simulate::costs_from_plan(plan) (the search shares one table between the plans
+// that differ only in U: the table does not depend on it).
+PlanBounds lower_bounds(const Plan& plan, const simulate::ActionCosts* costs = nullptr);
 // max(lower_bounds(plan).memory_bytes, the walk above) <= simulated peak. The walk stops as soon as it exceeds
 // `stop_above` (the search passes the GPU memory: the plan cannot fit, how far it goes past does not matter).
-double memory_walk_bound(const Plan& plan, double stop_above = std::numeric_limits<double>::infinity());
+double memory_walk_bound(const Plan& plan, double stop_above = std::numeric_limits<double>::infinity(),
+                         const simulate::ActionCosts* costs = nullptr);
+
+// The same walk over the lowered program a simulation runs (prepare_plan), for plans whose stages are ZeRO-3
+// sharded in a z group (zero3_pp, ZeroPP; not pure ZeRO-3, simulated layer by layer): it sees where RESHARD and
+// REDUCE_GRAD sit, so it counts more buffers, where they are provably allocated:
+//   gathered   from a use of a stage (F, B, BW, RECOMPUTE: its UNSHARD started before it) until the stage's next
+//              RESHARD (compute stream, after the use in program order);
+//   gradients  from a stage's first W/BW until the last W/BW before its first REDUCE_GRAD (that REDUCE_GRAD waits
+//              for it). Only the first run of each stage: the simulator allocates the buffer at a W/BW that finds
+//              it free, so a later run may start while the previous REDUCE_GRAD still holds it and then go without.
+// >= memory_walk_bound's sum at every compute action, <= the simulated peak.
+double lowered_memory_bound(const Plan& plan, const PreparedPlan& prepared,
+                            double stop_above = std::numeric_limits<double>::infinity());
+// Whether lowered_memory_bound applies (and can say more than memory_walk_bound).
+bool has_lowered_memory_bound(const Plan& plan);
+
+// A second, costlier time bound: the makespan of the compute-only program (schedule::generate, no lowering)
+// simulated with the plan's costs, the p2p transfers as delays on the edges between ranks. The lowered program
+// the search simulates has the same compute actions with the same costs, in the same order on each compute
+// stream, and every dependency of the compute-only one: a forward waits for its RECV_F, which ends no earlier
+// than the SEND_F it matches, which starts after the producing forward and lasts the same transfer time (the
+// same for backwards); it only adds actions of non-negative length, more dependencies and, with contention,
+// longer compute; and each rank's OPT_STEP waits for all of the rank's actions. So the simulated iteration time is
+// at least every rank's last compute end here plus its OPT_STEP's seconds. Unlike lower_bounds
+// it sees the pipeline's fill and drain (every unit's, for ZeroPP). Pure ZeRO-3 (pp = 1, one rank, simulated
+// layer by layer) gains nothing from it: lower_bounds is returned as is. `costs` as in lower_bounds.
+double schedule_time_bound(const Plan& plan, const simulate::ActionCosts* costs = nullptr);
 
 }  // namespace zeropp::search

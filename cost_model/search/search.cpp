@@ -1,6 +1,7 @@
 #include "cost_model/search/search.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <limits>
 #include <numeric>
@@ -13,6 +14,7 @@
 #include "cost_model/search/describe.hpp"
 #include "cost_model/search/simulated_estimate.hpp"
 #include "cost_model/search/worker_pool.hpp"
+#include "cost_model/simulate/costs_from_plan.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/strategy.hpp"
@@ -64,6 +66,45 @@ InfeasibleReport report(const std::optional<Candidate>& c, const Experiment& ex)
   r.plan = *c;
   r.reason = fmt::format("{}: {}", describe_plan(c->parallel), memory_reason(c->estimate, ex.cluster.memory_bytes));
   return r;
+}
+
+// simulate::costs_from_plan(plan) does not depend on the scheduling unit U (tests/search/costs_cache_test.cpp):
+// the plans that differ only in U, next to each other in the enumeration and in the visiting order alike, share
+// one table. One entry per thread, keyed by the plan with U left out and by the search it belongs to.
+class CostsCache {
+ public:
+  const simulate::ActionCosts& get(const Plan& plan, std::uint64_t search) {
+    ParallelSpec key = plan.parallel;
+    key.unit = 0;
+    for (Slot& s : slots_)
+      if (s.search == search && s.key == key) return s.costs;
+    // The enumeration cycles through the recompute modes inside the U loop: a slot for each keeps them all.
+    Slot& s = slots_[next_];
+    next_ = (next_ + 1) % slots_.size();
+    s.costs = simulate::costs_from_plan(plan);
+    s.key = key;
+    s.search = search;
+    return s.costs;
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t search = 0;  // 0: empty
+    ParallelSpec key;
+    simulate::ActionCosts costs;
+  };
+  std::array<Slot, 4> slots_;
+  std::size_t next_ = 0;
+};
+
+const simulate::ActionCosts& costs_of(const Plan& plan, std::uint64_t search) {
+  thread_local CostsCache cache;
+  return cache.get(plan, search);
+}
+
+std::uint64_t next_search_id() {
+  static std::atomic<std::uint64_t> next{1};
+  return next++;
 }
 
 class Searcher {
@@ -124,7 +165,7 @@ class Searcher {
         const Plan plan = plan_of(e);
         try {
           validate(plan);
-          e.bounds = lower_bounds(plan);
+          e.bounds = lower_bounds(plan, &costs_of(plan, id_));
         } catch (const SpecError&) {
           e.fate = PlanFate::rejected;
         }
@@ -146,19 +187,39 @@ class Searcher {
   // A plan's work that depends on that plan alone, done ahead on the pool: its memory walk bound and, when
   // that does not rule it out, its evaluation.
   struct Speculation {
-    double walk = 0;
+    double walk = 0;           // memory_walk_bound
+    double schedule_time = 0;  // schedule_time_bound (0: not reached)
+    double lowered = 0;        // lowered_memory_bound (0: not reached or not applicable)
     std::optional<Candidate> candidate;
   };
 
-  std::vector<Speculation> speculate(const std::vector<std::int64_t>& plans, bool walk) {
+  // For branch_and_bound: the checks of its visit in the same order (memory walk, schedule time bound, lowered
+  // memory walk), each against the GPU memory or the threshold as it stood when the plan was picked (thresholds
+  // only fall, so a plan they rule out now the visit rules out too), then the evaluation. Without `walk` (the
+  // exhaustive search) only the evaluation.
+  std::vector<Speculation> speculate(const std::vector<std::int64_t>& plans, bool walk,
+                                     const std::vector<double>& thresholds = {}) {
     std::vector<Speculation> out(plans.size());
     pool_.run(plans.size(), [&](std::size_t k) {
       const Entry& e = entries_[plans[k]];
-      if (walk) {
-        out[k].walk = memory_walk_bound(plan_of(e), memory());
-        if (std::max(e.bounds.memory_bytes, out[k].walk) > memory()) return;
+      Speculation& sp = out[k];
+      if (!walk) {
+        sp.candidate = evaluated_candidate(plans[k]);
+        return;
       }
-      out[k].candidate = evaluated_candidate(plans[k]);
+      const Plan plan = plan_of(e);
+      const simulate::ActionCosts& costs = costs_of(plan, id_);
+      sp.walk = memory_walk_bound(plan, memory(), &costs);
+      if (std::max(e.bounds.memory_bytes, sp.walk) > memory()) return;
+      sp.schedule_time = schedule_time_bound(plan, &costs);
+      if (std::max(e.bounds.time_s, sp.schedule_time) > thresholds[k]) return;
+      // The program the simulation runs, walked first where that can say more (bounds.hpp), then simulated.
+      const PreparedPlan prepared = prepare_plan(plan, costs);
+      if (has_lowered_memory_bound(plan)) {
+        sp.lowered = lowered_memory_bound(plan, prepared, memory());
+        if (sp.lowered > memory()) return;
+      }
+      sp.candidate = evaluated_candidate(plans[k], &prepared);
     });
     return out;
   }
@@ -194,17 +255,20 @@ class Searcher {
     bool stopped = false;
     while (pos < order.size() && !stopped) {
       std::vector<std::int64_t> picked;
+      std::vector<double> thresholds;
       std::size_t end = pos;
       for (; end < order.size() && picked.size() < batch; ++end) {
         const Entry& e = entries_[order[end]];
         if (e.bounds.memory_bytes > memory()) continue;
-        if (e.bounds.time_s > threshold(e)) {
+        const double t = threshold(e);
+        if (e.bounds.time_s > t) {
           if (e.bounds.time_s > largest_threshold()) break;
           continue;
         }
         picked.push_back(order[end]);
+        thresholds.push_back(t);
       }
-      const std::vector<Speculation> ahead = speculate(picked, /*walk=*/true);
+      const std::vector<Speculation> ahead = speculate(picked, /*walk=*/true, thresholds);
       std::unordered_map<std::int64_t, std::size_t> slot;
       for (std::size_t k = 0; k < picked.size(); ++k) slot.emplace(picked[k], k);
       for (; pos < order.size(); ++pos) {
@@ -227,9 +291,21 @@ class Searcher {
         const auto it = slot.find(i);
         if (it == slot.end()) break;  // beyond this round: the next one starts here
         tick("simulating", ++visited);
-        // The costlier memory bound, only for plans that would otherwise be simulated.
+        // The costlier bounds, only for plans that would otherwise be simulated (bounds.hpp): the memory walk,
+        // the compute-only schedule's time (not for the break above: the visit is sorted by the first bound),
+        // the walk of the lowered program.
         const Speculation& sp = ahead[it->second];
         e.bounds.memory_bytes = std::max(e.bounds.memory_bytes, sp.walk);
+        if (e.bounds.memory_bytes > memory()) {
+          e.fate = PlanFate::over_memory_bound;
+          continue;
+        }
+        e.bounds.time_s = std::max(e.bounds.time_s, sp.schedule_time);
+        if (e.bounds.time_s > threshold(e)) {
+          e.fate = PlanFate::pruned_by_time;
+          continue;
+        }
+        e.bounds.memory_bytes = std::max(e.bounds.memory_bytes, sp.lowered);
         if (e.bounds.memory_bytes > memory()) {
           e.fate = PlanFate::over_memory_bound;
           continue;
@@ -297,14 +373,23 @@ class Searcher {
   std::vector<Speculation> speculate_reach(const std::vector<std::int64_t>& plans, const Reach& out_of_reach) {
     std::vector<Speculation> out(plans.size());
     pool_.run(plans.size(), [&](std::size_t k) {
-      out[k].walk = memory_walk_bound(plan_of(entries_[plans[k]]));
-      if (!out_of_reach(out[k].walk)) out[k].candidate = evaluated_candidate(plans[k]);
+      const Plan plan = plan_of(entries_[plans[k]]);
+      const simulate::ActionCosts& costs = costs_of(plan, id_);
+      out[k].walk = memory_walk_bound(plan, std::numeric_limits<double>::infinity(), &costs);
+      if (out_of_reach(out[k].walk)) return;
+      const PreparedPlan prepared = prepare_plan(plan, costs);
+      if (!has_lowered_memory_bound(plan)) {
+        out[k].candidate = evaluated_candidate(plans[k], &prepared);
+        return;
+      }
+      out[k].walk = std::max(out[k].walk, lowered_memory_bound(plan, prepared));
+      if (!out_of_reach(out[k].walk)) out[k].candidate = evaluated_candidate(plans[k], &prepared);
     });
     return out;
   }
 
   // Evaluates plan i (simulated, or in closed form): depends on that plan alone, so it may run on any thread.
-  Candidate evaluated_candidate(std::int64_t i) const {
+  Candidate evaluated_candidate(std::int64_t i, const PreparedPlan* prepared = nullptr) const {
     const Entry& e = entries_[i];
     const Plan plan = plan_of(e);
     Candidate c;
@@ -315,7 +400,7 @@ class Searcher {
     o.validate = false;  // validate(Plan) ran at enumeration
     if (options_.simulate) {
       try {
-        SimulatedEstimate s = simulated_estimate(plan, o);
+        SimulatedEstimate s = prepared ? simulated_estimate(plan, o, *prepared) : simulated_estimate(plan, o);
         c.estimate = s.estimate;
         c.closed_form = s.closed_form;
         c.simulated = s.simulated;
@@ -371,9 +456,10 @@ class Searcher {
         : options_.exhaustive
             ? "none: every plan is simulated (exhaustive)"
             : "exact branch and bound: a plan is not simulated when a lower bound on its simulated peak (static "
-              "model-state bytes + the memory of its compute actions in program order) exceeds GPU memory "
-              "(it cannot fit), or when a lower bound on its simulated time (busiest rank's compute seconds + the "
-              "forward chain before it) exceeds the time of every answer it could change";
+              "model-state bytes + the memory of its compute actions in program order, with the ZeRO-3 buffers "
+              "that are provably held) exceeds GPU memory (it cannot fit), or when a lower bound on its simulated "
+              "time (the busiest rank's compute seconds + the forward chain before it, then the compute-only "
+              "schedule's makespan) exceeds the time of every answer it could change";
     r.tie_rule = "ties: lower peak memory, then the earlier plan in enumeration order (strategy, tp/z, pp, ZeRO "
                  "stage, sequence parallelism and TP overlap, schedule, v, b, U, recompute)";
     SearchCounts& n = r.counts;
@@ -454,6 +540,7 @@ class Searcher {
   const SearchOptions& options_;
   std::vector<Strategy> order_;
   WorkerPool pool_;
+  const std::uint64_t id_ = next_search_id();  // keys the per-thread cost tables (costs_of)
   std::vector<Entry> entries_;
   std::vector<Group> strategy_groups_, schedule_groups_;
   std::unordered_map<std::int64_t, Candidate> evaluated_;

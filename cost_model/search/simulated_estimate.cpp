@@ -37,8 +37,10 @@ SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::EstimateO
   return simulated_estimate(plan, closed_form, checked);
 }
 
-SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::Estimate& closed_form,
-                                     const analytic::EstimateOptions& options) {
+namespace {
+
+SimulatedEstimate estimate_with(const Plan& plan, const analytic::Estimate& closed_form,
+                                const analytic::EstimateOptions& options, const PreparedPlan* prepared) {
   SimulatedEstimate out;
   out.closed_form = closed_form;
   if (!simulatable(plan)) {
@@ -46,7 +48,7 @@ SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::Estimate&
     return out;
   }
   schedule::check_action_budget(plan.parallel);  // refused by name, before the program could exhaust memory
-  const simulate::SimResult sim = simulate_plan(plan);
+  const simulate::SimResult sim = simulate_plan(plan, prepared);
   analytic::EstimateOptions o = options;
   // The closed-form estimate validated the plan (or its caller vouched for it).
   o.validate = false;
@@ -55,6 +57,23 @@ SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::Estimate&
   out.estimate.comm_bytes = simulated_comm_bytes(plan, sim);
   out.simulated = true;
   return out;
+}
+
+}  // namespace
+
+SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::Estimate& closed_form,
+                                     const analytic::EstimateOptions& options) {
+  return estimate_with(plan, closed_form, options, nullptr);
+}
+
+SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::EstimateOptions& options,
+                                     const PreparedPlan& prepared) {
+  analytic::EstimateOptions closed = options;
+  closed.pipeline = nullptr;
+  const analytic::Estimate closed_form = analytic::estimate(plan, closed);
+  analytic::EstimateOptions checked = options;
+  checked.validate = false;
+  return estimate_with(plan, closed_form, checked, &prepared);
 }
 
 nlohmann::json to_json(const SimulatedEstimate& s) {

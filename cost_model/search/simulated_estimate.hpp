@@ -21,6 +21,7 @@
 
 #include "cost_model/analytic/comm_volume.hpp"
 #include "cost_model/analytic/estimate.hpp"
+#include "cost_model/search/simulated_timing.hpp"
 #include "cost_model/simulate/simulator.hpp"
 #include "cost_model/spec/config.hpp"
 
@@ -45,6 +46,9 @@ SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::EstimateO
 // simulates only the promising ones).
 SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::Estimate& closed_form,
                                      const analytic::EstimateOptions& options = {});
+// The same simulating `prepared` (prepare_plan(plan), when the caller built it already: simulated_timing.hpp).
+SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::EstimateOptions& options,
+                                     const PreparedPlan& prepared);
 
 // analytic::to_json(estimate) plus "executor": "simulator" | "closed_form" and
 // "closed_form": {time_s: {compute, comm_exposed, bubble, iteration}, memory_bytes: {peak},

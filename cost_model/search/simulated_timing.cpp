@@ -95,15 +95,22 @@ std::array<double, 3> exposed_by_category(const simulate::SimResult& sim, int r)
 
 }  // namespace
 
-simulate::SimResult simulate_plan(const Plan& plan) {
-  const schedule::Program program = schedule::program_for(plan);
-  const simulate::ActionCosts costs = simulate::costs_from_plan(plan);
+PreparedPlan prepare_plan(const Plan& plan) { return {schedule::program_for(plan), simulate::costs_from_plan(plan)}; }
+
+PreparedPlan prepare_plan(const Plan& plan, const simulate::ActionCosts& costs) {
+  return {schedule::program_for(plan), costs};
+}
+
+simulate::SimResult simulate_plan(const Plan& plan, const PreparedPlan* prepared) {
+  const PreparedPlan own = prepared ? PreparedPlan{} : prepare_plan(plan);
+  const PreparedPlan& use = prepared ? *prepared : own;
   if (data_parallel_sync(plan.parallel).shard_spans_dp) {
     // Pure ZeRO-3: one stage (pp = 1) gathered a layer at a time (simulate/per_layer.hpp).
     const int layers = plan.model.layers;
-    return simulate::simulate(simulate::expand_layers(program, layers), simulate::per_layer_costs(costs, layers));
+    return simulate::simulate(simulate::expand_layers(use.program, layers),
+                              simulate::per_layer_costs(use.costs, layers));
   }
-  return simulate::simulate(program, costs);
+  return simulate::simulate(use.program, use.costs);
 }
 
 analytic::PipelineTiming simulated_timing(const Plan& plan) { return simulated_timing(plan, simulate_plan(plan)); }

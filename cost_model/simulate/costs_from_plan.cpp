@@ -5,6 +5,7 @@
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/analytic/stage_balance.hpp"
 #include "cost_model/analytic/time_model.hpp"
+#include "cost_model/simulate/per_layer.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/strategy.hpp"
 
@@ -20,6 +21,7 @@ ActionCosts costs_from_plan(const Plan& plan) {
   // a's per-chunk seconds are for a.layers_per_chunk layers (the largest virtual stage); each stage scales them
   // by its own layers (all the same with an even split).
   const StageLayout layout = stage_layout(m, par);
+  const analytic::PipelineParams params = analytic::pipeline_params(m, layout, t);
 
   analytic::ActivationOptions act;
   act.b = par.micro_batch;
@@ -60,9 +62,9 @@ ActionCosts costs_from_plan(const Plan& plan) {
     s.send_f = {a.p2p, message};
     s.send_b = {a.p2p, message};
 
-    const double params = static_cast<double>(analytic::virtual_stage_params(m, layout, vs, t).total());
+    const double stage_params = static_cast<double>(params.stage(vs).total());
     if (is_sharded) {
-      const double gathered = param_bytes * params, grads = grad_bytes * params;
+      const double gathered = param_bytes * stage_params, grads = grad_bytes * stage_params;
       s.unshard = {analytic::collective_time(c, analytic::Collective::all_gather, zg.size, zg.stride, gathered),
                    gathered};
       s.reduce_grad = {analytic::collective_time(c, analytic::Collective::reduce_scatter, zg.size, zg.stride, grads),
@@ -71,10 +73,10 @@ ActionCosts costs_from_plan(const Plan& plan) {
       s.grad_buffer_bytes = grads;
     }
     if (dg.size > 1) {
-      const double bytes = grad_bytes * params / dps.grad_shard;
+      const double bytes = grad_bytes * stage_params / dps.grad_shard;
       const auto kind = dp_reduce_scatter ? analytic::Collective::reduce_scatter : analytic::Collective::all_reduce;
       s.dp_sync = {analytic::collective_time(c, kind, dg.size, dg.stride, bytes), bytes};
-      s.dp_sync_buckets = dp_sync_buckets(par, vs, params, layers);
+      s.dp_sync_buckets = dp_sync_buckets(par, vs, stage_params, layers);
     }
 
     const double extra = (first ? first_extra : 0) + (last ? last_extra : 0);
@@ -87,17 +89,23 @@ ActionCosts costs_from_plan(const Plan& plan) {
     s.w_buffer_bytes = lc * full.until_w;
   }
 
+  // Naive ZeRO-3 under PP gathers a stage before every F and B: one gathered stage in use and the next one
+  // prefetched, as FSDP's and DeepSpeed's prefetch depth of one unit (per_layer.hpp, kDefaultPrefetch; DeepSpeed
+  // also caps what is live: stage3_max_live_parameters). Without the cap the simulator would start every gather
+  // of the warm-up at once and hold them all, which neither framework does.
+  if (dps.gather == ParamGather::per_micro_batch && !dps.shard_spans_dp) costs.gathered_limit = 1 + kDefaultPrefetch;
   costs.contention = c.comm_compute_contention;
   costs.static_bytes.resize(p);
   costs.opt_step.resize(p);
+  const std::vector<analytic::MemoryBytes> memory = analytic::memory_bytes_by_rank(plan);
   for (int rank = 0; rank < p; ++rank) {
-    const analytic::MemoryBytes mem = analytic::memory_bytes(plan, rank);
+    const analytic::MemoryBytes& mem = memory[rank];
     costs.static_bytes[rank] = mem.params + mem.grads + mem.optimizer;
     // The dp-sharded optimizer all-gathers the updated parameter shard; the end ranks all-reduce the tied
     // embedding's gradient copies.
     double bytes = 0;
     if (dg.size > 1 && dp_reduce_scatter) {
-      bytes = param_bytes * static_cast<double>(analytic::rank_params(m, layout, rank, t).total()) / dps.grad_shard;
+      bytes = param_bytes * static_cast<double>(params.rank(rank).total()) / dps.grad_shard;
     }
     costs.opt_step[rank] = {a.opt_step + after_step_seconds(plan, a, rank), bytes};
   }

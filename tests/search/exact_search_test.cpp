@@ -9,7 +9,9 @@
 #include "cost_model/search/plans_csv.hpp"
 #include "cost_model/search/search.hpp"
 #include "cost_model/search/simulated_estimate.hpp"
+#include "cost_model/spec/error.hpp"
 #include "cost_model/spec/names.hpp"
+#include "cost_model/spec/strategy.hpp"
 #include "search_fixtures.hpp"
 
 namespace zeropp::search {
@@ -33,15 +35,66 @@ TEST(Bounds, BelowTheSimulationForEveryPlan) {
     EXPECT_LE(b.time_s, e.time_s.iteration) << describe_plan(plan.parallel);
     EXPECT_GT(b.memory_bytes, 0) << describe_plan(plan.parallel);
     EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(plan.parallel);
+    const double schedule_time = schedule_time_bound(plan);
+    EXPECT_GE(schedule_time, b.time_s * (1 - 1e-12)) << describe_plan(plan.parallel);
+    EXPECT_LE(schedule_time, e.time_s.iteration) << describe_plan(plan.parallel);
     const double walk = memory_walk_bound(plan);
     EXPECT_GE(walk, b.memory_bytes) << describe_plan(plan.parallel);
     EXPECT_LE(walk, e.memory_bytes.peak) << describe_plan(plan.parallel);
+    if (has_lowered_memory_bound(plan)) {
+      const double lowered = lowered_memory_bound(plan, prepare_plan(plan));
+      EXPECT_GE(lowered, walk * (1 - 1e-12)) << describe_plan(plan.parallel);
+      EXPECT_LE(lowered, e.memory_bytes.peak) << describe_plan(plan.parallel);
+    }
     // Without ZeRO-3 every memory change is a compute action's: the walk is the simulated peak.
     if (!shards_with_zero3(plan.parallel.strategy)) {
       EXPECT_NEAR(walk, e.memory_bytes.peak, 1e-8 * e.memory_bytes.peak) << describe_plan(plan.parallel);
     }
   });
   EXPECT_GT(plans, 1000);
+}
+
+// The memory walks against the simulated peak where buffers move most: ZeroPP with its gradients reduced per unit
+// and per W, ragged units, chunks and recomputation, uneven splits, on a 6-layer model.
+TEST(Bounds, MemoryWalksBelowTheSimulationForZeroPP) {
+  Plan plan{testing::tiny_model(), load_cluster("dgx-a100-80gb"), {}};
+  plan.model.layers = 6;
+  ParallelSpec& p = plan.parallel;
+  int checked = 0;
+  for (Strategy s : {Strategy::zeropp_a, Strategy::zeropp_b, Strategy::zero3_pp})
+    for (int pp : {2, 4})
+      for (int v : {1, 2})
+        for (GradReduce g : {GradReduce::per_unit, GradReduce::per_w})
+          for (Recompute rc : {Recompute::none, Recompute::full})
+            for (int U : {1, 2, 3, 5}) {
+              p = {};
+              p.strategy = s;
+              p.zero_stage = traits(s).default_zero_stage;
+              p.z = 2;
+              p.pp = pp;
+              p.v = v;
+              p.schedule = is_zeropp(s) ? ScheduleKind::zeropp : (v > 1 ? ScheduleKind::bfs : ScheduleKind::zb_h1);
+              p.micro_batches = 5;
+              p.unit = is_zeropp(s) ? U : 5;
+              p.grad_reduce = g;
+              p.recompute = rc;
+              if (pp == 2 && v == 1 && U == 5) p.first_stage_layers = 4;  // 4, 2
+              try {
+                validate(plan);
+              } catch (const SpecError&) {
+                continue;
+              }
+              ++checked;
+              const analytic::Estimate e = simulated_estimate(plan).estimate;
+              const double peak = e.memory_bytes.peak;
+              EXPECT_LE(schedule_time_bound(plan), e.time_s.iteration) << describe_plan(p);
+              const double walk = memory_walk_bound(plan);
+              EXPECT_LE(walk, peak) << describe_plan(p);
+              const double lowered = lowered_memory_bound(plan, prepare_plan(plan));
+              EXPECT_GE(lowered, walk * (1 - 1e-12)) << describe_plan(p);
+              EXPECT_LE(lowered, peak) << describe_plan(p);
+            }
+  EXPECT_GT(checked, 100);  // 144 valid of the grid
 }
 
 // The bound is not vacuous: with no communication to hide (one pipeline stage, pure compute), it is close to the

@@ -171,6 +171,31 @@ TEST(ExactSearch, Gpt3_13bOn64A100EqualsBruteForce) {
   expect_pruned_equals_brute_force(testing::experiment("gpt3-13b", 64, 256), SpaceOptions{}, 10);
 }
 
+// Issue 20: layers that do not divide the pipeline (uneven splits: Megatron's with the embedding and the loss
+// counted, explicit first/last stage layers), 5 layers on 8 GPUs with 16 GB GPUs so that memory decides too.
+TEST(ExactSearch, UnevenSplitsEqualBruteForce) {
+  Experiment ex = testing::tiny_experiment();
+  ex.name = "tiny-5-layers";
+  ex.model.layers = 5;
+  ex.model.hidden = 1024;
+  ex.model.seq_len = 1024;
+  ex.cluster.memory_bytes = 0.75 * (1 << 30);
+  SpaceOptions space;
+  space.max_v = 3;
+  space.max_micro_batch = 2;
+  bool uneven = false;
+  for_each_plan(ex, space, [&](const Plan& plan) {
+    uneven = uneven || plan.parallel.first_stage_layers > 0 || plan.model.layers % plan.parallel.pp != 0;
+  });
+  EXPECT_TRUE(uneven);
+  SearchOptions o;
+  o.space = space;
+  const SearchResult r = run_search(ex, o);
+  EXPECT_GT(r.counts.feasible, 0);
+  EXPECT_GT(r.counts.over_memory, 0);
+  expect_pruned_equals_brute_force(ex, space, 10);
+}
+
 // Nothing fits anywhere: every strategy's closest plan is exact.
 TEST(ExactSearch, NothingFitsEqualsBruteForce) {
   SpaceOptions space;

@@ -6,16 +6,19 @@
 //
 // g = GPUs per node (the GPUs that share the fast intra-node link), L = layers. Per strategy:
 //   3d          tp any divisor of g that divides heads, kv heads and ffn; when tp > 1 sequence parallelism off,
-//               on, and on with the TP communication overlapped (tp_comm_overlap); pp dividing L; dp = N/(tp pp);
+//               on, and on with the TP communication overlapped (tp_comm_overlap); pp any; dp = N/(tp pp);
 //               ZeRO stage 0 (all-reduce) or 1 (distributed optimizer).
-//   1f1b_zero1  tp = z = 1; pp dividing L; dp = N/pp; ZeRO stage 0 or 1 across dp.
+//   1f1b_zero1  tp = z = 1; pp any; dp = N/pp; ZeRO stage 0 or 1 across dp.
 //   zero3       one ZeRO-3 group over all N GPUs, written z = min(g, N), dp = N/z (stage 3), pp = 1.
-//   zero3_pp    z any divisor >= 2 of g (the ZeRO-3 group inside a node); pp dividing L; dp = N/(z pp);
+//   zero3_pp    z any divisor >= 2 of g (the ZeRO-3 group inside a node); pp any; dp = N/(z pp);
 //               ZeRO stage 0 or 1 across dp; parameters gathered and freed per micro-batch.
-//   zeropp_a/b  z as zero3_pp; pp dividing L; dp = N/(z pp); hybrid A all-reduces across dp (stage 0),
+//   zeropp_a/b  z as zero3_pp; pp any; dp = N/(z pp); hybrid A all-reduces across dp (stage 0),
 //               hybrid B shards the optimizer across dp (stage 1).
+// "pp any": every pipeline depth that divides the GPUs left (N / (tp z)), up to L; the layers need not divide:
+// for every (pp, v) the splits that matter (stage_splits.hpp: the default, even or with the embedding and loss
+// counted as layers, and the balanced and lighter-ends first/last_stage_layers) are each a plan.
 // Schedules and chunks v (pp > 1; with pp = 1 every schedule is the same sequence, so 1f1b with v = 1 stands for
-// them all, and zeropp keeps its own schedule): every v with L divisible by pp v, and
+// them all, and zeropp keeps its own schedule): every v for which a split exists, and
 //   3d, 1f1b_zero1, zero3_pp   1f1b, zb_h1, zb_h2, gpipe (v = 1); interleaved (v >= 2, B a multiple of pp as
 //                              Megatron requires); bfs (v >= 1).
 //   zeropp_a/b                 zeropp, every U in 1..B (the last unit holds B mod U micro-batches when U does

@@ -83,14 +83,16 @@ void check(const Experiment& ex, const SpaceOptions& options) {
   check_at_most("search", "max_micro_batch", options.max_micro_batch, limits::kMicroBatch);
 }
 
+constexpr Recompute kRecomputes[] = {Recompute::none, Recompute::selective, Recompute::full};
+
 }  // namespace
 
-void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std::function<void(const Plan&)>& visit) {
+void for_each_layout(const Experiment& ex, const SpaceOptions& options,
+                     const std::function<void(Plan&, int units)>& visit) {
   check(ex, options);
   const std::vector<Strategy> strategies = options.strategies.empty() ? all_strategies() : options.strategies;
   const int N = ex.gpus, L = ex.model.layers;
   const long long G = ex.global_batch;
-  const Recompute recomputes[] = {Recompute::none, Recompute::selective, Recompute::full};
 
   Plan plan;
   plan.model = ex.model;
@@ -139,14 +141,7 @@ void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std:
                 p.micro_batch = b;
                 p.micro_batches = static_cast<int>(B);
                 // U: every size 1..B for the zeropp schedule (ragged last unit allowed), else 1.
-                const int units = sc.kind == ScheduleKind::zeropp ? static_cast<int>(B) : 1;
-                for (int U = 1; U <= units; ++U) {
-                  p.unit = U;
-                  for (Recompute rc : recomputes) {
-                    p.recompute = rc;
-                    if (!options.filter || options.filter(p)) visit(plan);
-                  }
-                }
+                visit(plan, sc.kind == ScheduleKind::zeropp ? static_cast<int>(B) : 1);
               }
             }
           }
@@ -156,9 +151,26 @@ void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std:
   }
 }
 
+void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std::function<void(const Plan&)>& visit) {
+  for_each_layout(ex, options, [&](Plan& plan, int units) {
+    ParallelSpec& p = plan.parallel;
+    for (int U = 1; U <= units; ++U) {
+      p.unit = U;
+      for (Recompute rc : kRecomputes) {
+        p.recompute = rc;
+        if (!options.filter || options.filter(p)) visit(plan);
+      }
+    }
+  });
+}
+
 std::int64_t count_plans(const Experiment& experiment, const SpaceOptions& options) {
   std::int64_t n = 0;
-  for_each_plan(experiment, options, [&](const Plan&) { ++n; });
+  if (options.filter) {
+    for_each_plan(experiment, options, [&](const Plan&) { ++n; });
+  } else {  // without a filter, in closed form: a layout is its units times the recompute choices
+    for_each_layout(experiment, options, [&](Plan&, int units) { n += std::int64_t{units} * std::size(kRecomputes); });
+  }
   return n;
 }
 

@@ -30,12 +30,22 @@ void Watchdog::watch() {
   // A few looks per timeout bound the overshoot; at most one per second keeps the thread idle in long timeouts.
   const auto poll = std::clamp<Clock::duration>(std::chrono::duration_cast<Clock::duration>(timeout / 8),
                                                 std::chrono::milliseconds(5), std::chrono::seconds(1));
+  // A look that comes much later than planned means this process was not running in between: stopped (SIGSTOP,
+  // a debugger, mpirun suspending the job) or the machine suspended. That time is nobody's wait, so it is not
+  // counted: a stopped rank that is resumed must not blame its own stop on the step it was in. steady_clock
+  // (CLOCK_MONOTONIC) runs on while a process is stopped, so the gap between two looks is what shows it. Half a
+  // second of slack past the poll keeps a thread that load delays a little counting as usual; one delayed more
+  // only times out later, never sooner.
+  const auto stalled = poll + std::max<Clock::duration>(poll, std::chrono::milliseconds(500));
   std::uint64_t seen = 0;
   Clock::time_point since = Clock::now();
+  Clock::time_point last = since;
   std::unique_lock lock(mutex_);
   while (!wake_.wait_for(lock, poll, [this] { return stop_; })) {
     const std::uint64_t now_seq = sequence_.load(std::memory_order_acquire);
     const Clock::time_point now = Clock::now();
+    if (now - last > stalled) since += now - last - poll;  // not running, so not waiting either
+    last = now;
     if (now_seq != seen) {
       seen = now_seq;
       since = now;

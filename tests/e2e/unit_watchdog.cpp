@@ -1,8 +1,15 @@
 // The watchdog (e2e/runtime/watchdog.hpp) on its own: it ends the job when one step outlasts the timeout, names
 // the step, and stays quiet while steps keep finishing or no step is in progress. The MPI tests
 // (tests/e2e/CMakeLists.txt, e2e.fault.stopped_rank_*) check it inside the trainer with a stopped rank.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <stdexcept>
 #include <thread>
 
@@ -79,6 +86,46 @@ TEST(Watchdog, ZeroTimeoutNeverFires) {
   sleep_s(0.2);
   watchdog.leave();
   EXPECT_EQ(watchdog.timeout_s(), 0);
+}
+
+// Whether process `pid` is stopped: state T in /proc/<pid>/stat (proc(5): "pid (comm) state ...").
+bool stopped(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto paren = text.rfind(')');
+  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'T';
+}
+
+// A rank stopped inside a step (SIGSTOP) for longer than the timeout and then resumed (SIGCONT, as mpirun does)
+// was not waiting while it was stopped: its watchdog must not blame the stop on the step. The step runs 0.6 s
+// first (the watchdog, looking every 0.375 s, has seen it begin), then the process stops itself, and a child it
+// forked resumes it only after the stop has lasted 5 s, past the 3 s timeout (it watches /proc for the parent's
+// state "T, stopped"). After the resume the step lasts 0.2 s more and ends: 0.8 s of running in a step of 3 s
+// allowed. Before the fix the watchdog fired on its first look after the resume.
+TEST(WatchdogDeathTest, AStopAndResumeIsNotCountedAsWaiting) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        ExitingWorld world;
+        Watchdog watchdog(world, 3.0);
+        const Step step;
+        watchdog.enter(step, 3);
+        sleep_s(0.6);
+        const pid_t self = ::getpid();
+        const pid_t resumer = ::fork();
+        if (resumer == 0) {
+          while (!stopped(self)) sleep_s(0.01);
+          sleep_s(5);
+          ::kill(self, SIGCONT);
+          std::_Exit(0);
+        }
+        ::raise(SIGSTOP);
+        sleep_s(0.2);
+        watchdog.leave();
+        ::waitpid(resumer, nullptr, 0);
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

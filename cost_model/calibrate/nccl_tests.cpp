@@ -308,8 +308,7 @@ void Reader::row(std::size_t line, const Fields& f) {
   if (l.in) check_wrong(f[l.in->time + 3], *l.in, false, line);
 
   const auto size = whole_number(f[0]);
-  if (!size || *size < 0)
-    return unreadable(line, fmt::format("size=\"{}\" is not a number of bytes", printable(f[0])));
+  if (!size || *size < 0) return unreadable(line, fmt::format("size=\"{}\" is not a number of bytes", printable(f[0])));
   const auto count = whole_number(f[1]);
   if (!count || *count < 0)
     return unreadable(line, fmt::format("count=\"{}\" is not a number of elements", printable(f[1])));
@@ -345,10 +344,11 @@ void Reader::check_sizes(Collective c) const {
   const bool per_rank = c == Collective::all_gather || c == Collective::reduce_scatter;
   for (const Row& r : rows_) {
     if (per_rank ? r.per_rank_count : r.whole_count) continue;
-    fail(r.line, fmt::format("size={} is {}count x type bytes, but {} prints {}: the table is not {}'s output", r.size,
-                             per_rank ? "" : "n ranks x ", analytic::collective_name(c),
-                             per_rank ? "the count per rank (size = n x count x type bytes)" : "size = count x type bytes",
-                             analytic::collective_name(c)));
+    fail(r.line,
+         fmt::format("size={} is {}count x type bytes, but {} prints {}: the table is not {}'s output", r.size,
+                     per_rank ? "" : "n ranks x ", analytic::collective_name(c),
+                     per_rank ? "the count per rank (size = n x count x type bytes)" : "size = count x type bytes",
+                     analytic::collective_name(c)));
   }
 }
 
@@ -517,9 +517,10 @@ BenchResults Reader::read(std::string_view text) {
                                   level, options_.link.empty() ? "" : ", from --link", type_, rows_.size()));
   if (empty_rows_) out.notes.push_back(fmt::format("{}: {} rows of size 0 left out", source_, empty_rows_));
   if (skipped_rows_) {
-    out.notes.push_back(fmt::format("{}: {} table row{} that could not be read left out (--skip-unreadable-rows); "
-                                    "the first, {}",
-                                    source_, skipped_rows_, skipped_rows_ == 1 ? "" : "s", first_skipped_));
+    out.notes.push_back(
+        fmt::format("{}: {} table row{} that could not be read left out (--skip-unreadable-rows); "
+                    "the first, {}",
+                    source_, skipped_rows_, skipped_rows_ == 1 ? "" : "s", first_skipped_));
   }
   if (unchecked_rows_) {
     out.notes.push_back(

@@ -36,9 +36,9 @@
 // returned wrong data), a footer "Out of bounds values" above 0, a row cut short, a missing header, device lines
 // or footer (the run did not finish), a second run in the file, times reported as cputime (-C 1), programs
 // the model has no collective for (alltoall_perf, broadcast_perf, ...), and, with check_collective, a
-// NcclTestsOptions::collective that contradicts the program line or the busbw/algbw of the table. Rows of size 0 (all_gather and
-// reduce_scatter below one element per rank) are left out, with a note; rows not data-checked (an out-of-place
-// #wrong of N/A: -c 0) are read, with a note. An in-place N/A (sendrecv's, always) is passed over.
+// NcclTestsOptions::collective that contradicts the program line or the busbw/algbw of the table. Rows of size 0
+// (all_gather and reduce_scatter below one element per rank) are left out, with a note; rows not data-checked (an
+// out-of-place #wrong of N/A: -c 0) are read, with a note. An in-place N/A (sendrecv's, always) is passed over.
 #include <optional>
 #include <string>
 #include <string_view>

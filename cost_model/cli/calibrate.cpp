@@ -195,10 +195,11 @@ const bool registered = register_command({
       sub.add_flag("--allow-poor-fit", args->allow_poor_fit,
                    "Write the profile even when held-out errors exceed "
                    "the tolerance");
-      sub.add_option("--collective", args->collective,
-                     "all_reduce | all_gather | reduce_scatter | send_recv: the program behind nccl-tests output that "
-                     "does not name it (before nccl-tests 2.16.7); when no file needs it, one that names or shows another "
-                     "collective is refused");
+      sub.add_option(
+          "--collective", args->collective,
+          "all_reduce | all_gather | reduce_scatter | send_recv: the program behind nccl-tests output that "
+          "does not name it (before nccl-tests 2.16.7); when no file needs it, one that names or shows another "
+          "collective is refused");
       sub.add_option("--link", args->link,
                      "intra | inter: the link level of nccl-tests output (default: intra when its GPUs are on one "
                      "host, inter when on several)");

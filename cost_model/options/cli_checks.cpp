@@ -42,8 +42,7 @@ CLI::Validator integer_in(long long lo, long long hi) {
 
 CLI::Validator output_path() {
   return CLI::Validator(
-      [](std::string& text) -> std::string { return text.empty() ? "the output path is empty" : std::string(); },
-      "");
+      [](std::string& text) -> std::string { return text.empty() ? "the output path is empty" : std::string(); }, "");
 }
 
 int parse(CLI::App& app, int argc, char** argv, std::string_view program, std::FILE* errors) {

@@ -68,9 +68,10 @@ void check_search_budget(const Experiment& ex, const SearchOptions& options) {
   if (!too_much_work && !too_large) return;
   const std::string why =
       2 * size.zeropp_plans > size.plans
-          ? fmt::format(" ({}% of them zeropp_a/zeropp_b plans: every unit U in 1..B, with B up to {})",
-                        static_cast<int>(100.0 * static_cast<double>(size.zeropp_plans) / static_cast<double>(size.plans)),
-                        size.largest_micro_batches)
+          ? fmt::format(
+                " ({}% of them zeropp_a/zeropp_b plans: every unit U in 1..B, with B up to {})",
+                static_cast<int>(100.0 * static_cast<double>(size.zeropp_plans) / static_cast<double>(size.plans)),
+                size.largest_micro_batches)
           : "";
   const std::string actions = simulating ? fmt::format(" / {} actions to simulate at most", grouped(size.actions)) : "";
   const std::string budget_actions =

@@ -35,8 +35,8 @@ void InputFiles::note(const std::filesystem::path& path) {
   if (live() == nullptr) return;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return;
-  live()->entries_.push_back({static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-                              path.string()});
+  live()->entries_.push_back(
+      {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino), path.string()});
 }
 
 std::optional<std::string> InputFiles::same_file(std::uint64_t device, std::uint64_t inode) {

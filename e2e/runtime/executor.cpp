@@ -177,9 +177,10 @@ std::string Executor::collective_members(const Action& a) const {
     (inner ? c.inner : c.dp) = i;
     ranks.push_back(layout_.world_rank(c));
   }
-  return fmt::format("; the {} group is ranks {}, and a collective cannot tell which of them has not arrived: the "
-                     "one that reports no timeout of its own is stopped or hung",
-                     inner ? groups_->inner->group() : groups_->dp->group(), fmt::join(ranks, ", "));
+  return fmt::format(
+      "; the {} group is ranks {}, and a collective cannot tell which of them has not arrived: the "
+      "one that reports no timeout of its own is stopped or hung",
+      inner ? groups_->inner->group() : groups_->dp->group(), fmt::join(ranks, ", "));
 }
 
 void Executor::execute(const Action& a, int step) {

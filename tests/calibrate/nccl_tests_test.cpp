@@ -261,14 +261,16 @@ TEST(NcclTests, RowsThatCannotBeReadAreRefusedNotSkipped) {
             "f.txt:9: a row of 9 fields where the column header (line 7) has 13: the table is cut short");
   EXPECT_EQ(error_of(replaced(ok, "    18.00  116.51  174.76       0\n", "   nan  116.51  174.76       0\n")),
             "(no error)");  // the in-place time is not used
-  EXPECT_EQ(error_of(replaced(ok, "    10.00  104.86  157.29       0    10.00", "      nan  104.86  157.29       0    "
-                                                                                "10.00")),
+  EXPECT_EQ(error_of(replaced(ok, "    10.00  104.86  157.29       0    10.00",
+                              "      nan  104.86  157.29       0    "
+                              "10.00")),
             "f.txt:8: out-of-place time=\"nan\" must be a finite number of microseconds in (0, 1e+15]");
   // Lines that are no rows between the header and the footer are still passed over.
-  const auto with_info = parse_nccl_tests(
-      replaced(ok, kRows, kRows + "host-a:100:100 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n"
-                                  "10-0-0-1:100:100 [0] NCCL INFO comm 0x55 rank 0 nRanks 4\n"),
-      "f.txt", {});
+  const auto with_info =
+      parse_nccl_tests(replaced(ok, kRows,
+                                kRows + "host-a:100:100 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n"
+                                        "10-0-0-1:100:100 [0] NCCL INFO comm 0x55 rank 0 nRanks 4\n"),
+                       "f.txt", {});
   EXPECT_EQ(with_info.results.size(), 3u);
 }
 
@@ -276,10 +278,9 @@ TEST(NcclTests, RowsThatCannotBeReadAreRefusedNotSkipped) {
 TEST(NcclTests, UnreadableRowsAreSkippedWithACountedNoteOnRequest) {
   NcclTestsOptions skip;
   skip.skip_unreadable_rows = true;
-  const std::string text =
-      replaced(replaced(kHead + kRows + kFoot, "     2097152        524288     float",
-                        "          -8        524288     float"),
-               "     4194304       1048576     float", "         nan       1048576     float");
+  const std::string text = replaced(
+      replaced(kHead + kRows + kFoot, "     2097152        524288     float", "          -8        524288     float"),
+      "     4194304       1048576     float", "         nan       1048576     float");
   const auto r = parse_nccl_tests(text, "f.txt", skip);
   ASSERT_EQ(r.results.size(), 1u);
   ASSERT_EQ(r.notes.size(), 2u);

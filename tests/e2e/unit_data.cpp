@@ -155,8 +155,9 @@ TEST(TokenFile, AHugeCountIsReportedWithoutWrapAround) {
   const std::string bad = temp_path("huge-bad");
   write_bytes(bad, bytes);
   // (2^64-1) x 4 = 73786976294838206460.
-  expect_file_error(bad, "truncated: header says 18446744073709551615 tokens (73786976294838206460 bytes), the file "
-                         "holds 12 bytes after the header");
+  expect_file_error(bad,
+                    "truncated: header says 18446744073709551615 tokens (73786976294838206460 bytes), the file "
+                    "holds 12 bytes after the header");
   std::filesystem::remove(good);
   std::filesystem::remove(bad);
 }

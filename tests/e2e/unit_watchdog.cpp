@@ -14,8 +14,8 @@
 #include <fstream>
 #include <iterator>
 #include <new>
-#include <string>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>

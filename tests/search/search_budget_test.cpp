@@ -96,8 +96,8 @@ TEST(SearchBudget, NarrowedAsTheMessageSaysTheSearchAnswers) {
 
 // Every shipped experiment (the default study, the paper-claims sets) is searched within the budget.
 TEST(SearchBudget, TheShippedStudiesAreWithinIt) {
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(ZEROPP_SOURCE_DIR) / "configs" /
-                                                               "experiments")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(ZEROPP_SOURCE_DIR) / "configs" / "experiments")) {
     const Experiment ex = load_experiment(entry.path().string());
     SearchOptions o;
     o.space.strategies = ex.strategies;

@@ -133,9 +133,9 @@ TEST_F(OutputPath, ALinkIsFollowedAndTheFileItResolvesToReplaced) {
 
 TEST_F(OutputPath, ALinkToNothingIsRefusedAndStaysALink) {
   std::filesystem::create_symlink(dir_ / "missing.json", dir_ / "dangling");
-  EXPECT_EQ(message_of(dir_ / "dangling", "--csv"),
-            "--csv: " + (dir_ / "dangling").string() + " is a symbolic link to " + (dir_ / "missing.json").string() +
-                ", which does not exist; name the file to write itself");
+  EXPECT_EQ(message_of(dir_ / "dangling", "--csv"), "--csv: " + (dir_ / "dangling").string() +
+                                                        " is a symbolic link to " + (dir_ / "missing.json").string() +
+                                                        ", which does not exist; name the file to write itself");
   EXPECT_TRUE(is_link(dir_ / "dangling"));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "missing.json"));
 }
@@ -223,8 +223,8 @@ TEST_F(OutputPath, ASocketIsRefused) {
   ASSERT_LT(path.string().size(), sizeof address.sun_path);
   std::strcpy(address.sun_path, path.c_str());
   ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  EXPECT_EQ(message_of(path, "-o"), "-o: " + path.string() +
-                                        " is a socket; an output goes to a file, a character device or a FIFO");
+  EXPECT_EQ(message_of(path, "-o"),
+            "-o: " + path.string() + " is a socket; an output goes to a file, a character device or a FIFO");
   ::close(fd);
 }
 
@@ -247,9 +247,9 @@ TEST_F(OutputPath, AnInputOfTheCommandIsRefusedUnderEveryName) {
   const InputFiles inputs;
   read_json_file(input);
   for (const auto& name : {input, dir_ / "hard.json", dir_ / "soft.json", dir_ / "." / "model.json"}) {
-    EXPECT_EQ(message_of(name, "--csv"),
-              "--csv: " + name.string() + " is the same file as the input " + input.string() +
-                  "; writing it would destroy the input: write the output elsewhere");
+    EXPECT_EQ(message_of(name, "--csv"), "--csv: " + name.string() + " is the same file as the input " +
+                                             input.string() +
+                                             "; writing it would destroy the input: write the output elsewhere");
     EXPECT_THROW(check_output_path(name, "--csv"), SpecError);
   }
   EXPECT_EQ(read(input), model);

@@ -299,9 +299,9 @@ TEST(HfConfig, NoWindowAndNoFamilyAreRefusedByName) {
       json j = data("qwen2-7b-instruct.json");
       j["sliding_window"] = window;
       j["use_sliding_window"] = used;
-      EXPECT_SPEC_ERROR(hf(j), "sliding_window",
-                        "sliding_window=" + std::to_string(window) +
-                            " must be a number of tokens >= 1 (or null: no window)");
+      EXPECT_SPEC_ERROR(
+          hf(j), "sliding_window",
+          "sliding_window=" + std::to_string(window) + " must be a number of tokens >= 1 (or null: no window)");
     }
   }
   json j = data("llama-3-8b.json");

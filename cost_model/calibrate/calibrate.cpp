@@ -178,8 +178,8 @@ void fit_collective_series(const std::string& level, Series& series, Calibration
         fmt::format("; table of {} sizes for {} ranks (used for that group size)", fit.table.size(), fit.table_ranks);
   }
   if (mapping.divisor != 1) {
-    parameters += fmt::format("; per GPU {:.4g} GB/s (busbw / {:g} GPUs per host)", entry.bandwidth / 1e9,
-                              mapping.divisor);
+    parameters +=
+        fmt::format("; per GPU {:.4g} GB/s (busbw / {:g} GPUs per host)", entry.bandwidth / 1e9, mapping.divisor);
     sources += fmt::format(", derived: busbw / {:g} GPUs per host", mapping.divisor);
     out.notes.push_back(mapping.note);
   }
@@ -326,9 +326,10 @@ void fit_layer_series(Dtype dtype, const std::vector<LayerSample>& samples, cons
   mark_calibrated(out, "memory_bandwidth", sources);
   // The in-layer GEMM rate scales the entry this dtype's GEMMs use (apply_layer_fit).
   const std::string gemm = used_gemm_entry(out.profile, dtype);
-  mark_calibrated(out, gemm, out.profile.provenance.entries.count(gemm)
-                                 ? out.profile.provenance.entries.at(gemm).source + " x the layer fit of " + sources
-                                 : "the base's x the layer fit of " + sources);
+  mark_calibrated(out, gemm,
+                  out.profile.provenance.entries.count(gemm)
+                      ? out.profile.provenance.entries.at(gemm).source + " x the layer fit of " + sources
+                      : "the base's x the layer fit of " + sources);
   std::vector<double> errors;
   std::map<std::string, std::vector<double>> by_pass;
   for (const auto& s : samples) {
@@ -493,7 +494,8 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
       for (auto& [c, series] : it->second) fit_collective_series(level, series, out);
   // A measured GEMM table replaces the base's figures for its dtype only: gemm_efficiency, which the other dtypes
   // use, stays the base's.
-  for (auto& [dtype, samples] : gemms) fit_gemm_series(dtype, samples, source_list(sources["gemm/" + to_string(dtype)]), out);
+  for (auto& [dtype, samples] : gemms)
+    fit_gemm_series(dtype, samples, source_list(sources["gemm/" + to_string(dtype)]), out);
   // After the GEMM table: the layer fit prices the passes' GEMMs with it.
   for (auto& [dtype, samples] : layers)
     fit_layer_series(dtype, samples, source_list(sources["layer/" + to_string(dtype)]), out);

@@ -21,10 +21,11 @@ InterMapping map_inter_run(const std::string& what, const std::string& field, co
   const int r = layout.ranks_per_host;
   if (!(busbw < kNetworkBoundShare * intra_busbw)) {
     throw SpecError(
-        field, fmt::format("{} ({}): a ring over {} hosts of {} GPUs reached {:.4g} GB/s bus bandwidth, near the {:.4g} "
-                           "GB/s this collective reaches inside a node, so NVLink may bound it and busbw/{} would not "
-                           "be the network's rate; {}",
-                           what, sources, layout.hosts, r, busbw / 1e9, intra_busbw / 1e9, r, one_per_node));
+        field,
+        fmt::format("{} ({}): a ring over {} hosts of {} GPUs reached {:.4g} GB/s bus bandwidth, near the {:.4g} "
+                    "GB/s this collective reaches inside a node, so NVLink may bound it and busbw/{} would not "
+                    "be the network's rate; {}",
+                    what, sources, layout.hosts, r, busbw / 1e9, intra_busbw / 1e9, r, one_per_node));
   }
   const double per_gpu = busbw / r;
   if (nic > 0 && per_gpu > kNicSlack * nic) {

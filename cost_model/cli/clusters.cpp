@@ -72,7 +72,7 @@ std::string resolved(const ClusterSpec& c, const char* level, analytic::Collecti
 }
 
 constexpr analytic::Collective kCollectives[] = {analytic::Collective::all_reduce, analytic::Collective::all_gather,
-                                                analytic::Collective::reduce_scatter, analytic::Collective::send_recv};
+                                                 analytic::Collective::reduce_scatter, analytic::Collective::send_recv};
 
 // Where each figure the model uses comes from, entry by entry: what calibration measured (and from which files)
 // beside what it kept of its base.
@@ -86,7 +86,8 @@ void print_provenance(const ClusterSpec& c) {
   for (const auto& [dtype, peak] : c.peak_flops) entries.push_back(used_gemm_entry(c, dtype));
   for (const char* level : {"intra", "inter"}) {
     if (std::string_view(level) == "intra" ? c.gpus_per_node == 1 : c.nodes == 1) continue;
-    for (const auto op : kCollectives) entries.push_back(used_collective_entry(c, level, analytic::collective_name(op)));
+    for (const auto op : kCollectives)
+      entries.push_back(used_collective_entry(c, level, analytic::collective_name(op)));
   }
   entries.push_back("memory_bandwidth");
   if (c.optimizer_rate > 0) entries.push_back("optimizer_rate");

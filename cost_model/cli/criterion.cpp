@@ -19,12 +19,12 @@
 #include "cost_model/analytic/criterion_json.hpp"
 #include "cost_model/cli/command.hpp"
 #include "cost_model/cli/experiment_args.hpp"
-#include "cost_model/options/cli_checks.hpp"
 #include "cost_model/cli/plot_runner.hpp"
+#include "cost_model/options/cli_checks.hpp"
 #include "cost_model/search/criterion_map.hpp"
 #include "cost_model/search/criterion_verdict.hpp"
-#include "cost_model/search/search.hpp"
 #include "cost_model/search/describe.hpp"
+#include "cost_model/search/search.hpp"
 #include "cost_model/spec/atomic_file.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
@@ -103,14 +103,16 @@ Inputs resolve(const CriterionArgs& a) {
   // TP's rule: the best 3D plan's with an experiment's search, else the flags.
   if (in.verdict && in.verdict->found) {
     if (a.sequence_parallel || a.tp_comm_overlap)
-      throw SpecError("tp-comm-overlap", "--experiment takes the TP rule of its best 3D plan; do not combine it with "
-                                         "--sequence-parallel or --tp-comm-overlap");
+      throw SpecError("tp-comm-overlap",
+                      "--experiment takes the TP rule of its best 3D plan; do not combine it with "
+                      "--sequence-parallel or --tp-comm-overlap");
     in.tp_rule = in.verdict->tp_rule;
     in.tp_rule_origin = in.verdict->three_d ? "the rule of the experiment's best 3D plan"
                                             : "the best the plan space has, as no 3D plan fits";
   } else {
     in.tp_rule = {.sequence_parallel = a.sequence_parallel || a.tp_comm_overlap, .tp_comm_overlap = a.tp_comm_overlap};
-    in.tp_rule_origin = a.tp_comm_overlap || a.sequence_parallel ? "given" : "the default (--tp-comm-overlap to grant it)";
+    in.tp_rule_origin =
+        a.tp_comm_overlap || a.sequence_parallel ? "given" : "the default (--tp-comm-overlap to grant it)";
   }
   validate(in.model);
   return in;
@@ -146,7 +148,8 @@ double unit_at_parity(const analytic::CriterionTime& at_one) {
 // --map DIR: the model's criterion map on the cluster as criterion_map.json in DIR, drawn there as
 // criterion_map.png by plots/criterion.py. Returns the line to print.
 std::string draw_map(const Inputs& in, const std::string& dir) {
-  if (!in.cluster) throw SpecError("map", "--map needs a cluster: give --cluster C (or --experiment with --cluster-time)");
+  if (!in.cluster)
+    throw SpecError("map", "--map needs a cluster: give --cluster C (or --experiment with --cluster-time)");
   check_output_folder(dir + "/criterion_map.json", "--map");
   const search::CriterionMap map = search::criterion_map(in.model, *in.cluster, in.b, in.dtype, in.tp_rule);
   const std::filesystem::path json = std::filesystem::path(dir) / "criterion_map.json";
@@ -209,8 +212,8 @@ int run(const CriterionArgs& args) {
       "  layer parameters P = {:.0f} = {:.4g} h^2 (the model's own layer; GPT's is 12 h^2 + 13 h): ZeroPP moves 3P/U, "
       "TP 8sbh elements per layer per micro-batch\n",
       c.layer_params, c.layer_params / (h * h));
-  std::cout << fmt::format("  2*s*U*b = {:.0f}  vs  3P/(4h) = {:.0f} (9*h = {:.0f} for GPT's layer): {}\n", c.lhs, c.rhs,
-                           c.rhs_gpt,
+  std::cout << fmt::format("  2*s*U*b = {:.0f}  vs  3P/(4h) = {:.0f} (9*h = {:.0f} for GPT's layer): {}\n", c.lhs,
+                           c.rhs, c.rhs_gpt,
                            c.holds ? "holds, ZeroPP moves fewer bytes than TP" : "does not hold, TP moves fewer bytes");
   std::cout << fmt::format(
       "  bytes per layer per micro-batch (16-bit, no ring factor): ZeroPP {:.4g} (per unit), "

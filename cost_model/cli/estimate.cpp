@@ -126,12 +126,14 @@ std::string beside(const search::SimulatedEstimate& e, double closed, const char
 
 // "training run" lines: days, GPU-hours and cost of the whole run at this plan's iteration time.
 void print_run_cost(const analytic::RunCost& r) {
-  std::cout << fmt::format("\ntraining run         {:.4g} tokens = {} iterations of {:.0f} tokens: {:.2f} days, {} "
-                           "GPU-hours",
-                           r.tokens, analytic::grouped_number(r.iterations), r.tokens_per_iteration, r.days,
-                           analytic::grouped_number(r.gpu_hours));
+  std::cout << fmt::format(
+      "\ntraining run         {:.4g} tokens = {} iterations of {:.0f} tokens: {:.2f} days, {} "
+      "GPU-hours",
+      r.tokens, analytic::grouped_number(r.iterations), r.tokens_per_iteration, r.days,
+      analytic::grouped_number(r.gpu_hours));
   if (r.cost)
-    std::cout << fmt::format(", cost {} at {:g} per GPU-hour", analytic::grouped_number(*r.cost), *r.price_per_gpu_hour);
+    std::cout << fmt::format(", cost {} at {:g} per GPU-hour", analytic::grouped_number(*r.cost),
+                             *r.price_per_gpu_hour);
   std::cout << "\n";
 }
 

@@ -54,7 +54,8 @@ Experiment load_experiment_args(const ExperimentArgs& a, const std::string& defa
 }
 
 void warn_if_nominal(const Experiment& ex) {
-  if (const std::string w = nominal_warning(ex.cluster, ex.dtype); !w.empty()) std::cerr << "zeropp: warning: " << w << "\n";
+  if (const std::string w = nominal_warning(ex.cluster, ex.dtype); !w.empty())
+    std::cerr << "zeropp: warning: " << w << "\n";
 }
 
 }  // namespace zeropp::cli

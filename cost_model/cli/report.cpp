@@ -109,12 +109,14 @@ void draw_figures(search::StudyReport& report, const std::filesystem::path& outp
   const PlotRun run = run_plot_script("study_figures.py", {"--data", dir.string(), "--out", dir.string()});
   report.figures = search::drawn_figures(report, dir, output);
   report.figures_note =
-      run.drawn ? fmt::format("Drawn for this experiment into `{}/` by plots/study_figures.py from the data files there "
-                              "(model output unless a caption says otherwise).",
-                              dir.filename().generic_string())
-                : fmt::format("Not drawn: {}. The data are in `{}/`; draw them with `python3 plots/study_figures.py "
-                              "--data {} --out {}`.",
-                              run.message, dir.filename().generic_string(), dir.generic_string(), dir.generic_string());
+      run.drawn ? fmt::format(
+                      "Drawn for this experiment into `{}/` by plots/study_figures.py from the data files there "
+                      "(model output unless a caption says otherwise).",
+                      dir.filename().generic_string())
+                : fmt::format(
+                      "Not drawn: {}. The data are in `{}/`; draw them with `python3 plots/study_figures.py "
+                      "--data {} --out {}`.",
+                      run.message, dir.filename().generic_string(), dir.generic_string(), dir.generic_string());
 }
 
 int run(const ReportArgs& args) {
@@ -172,7 +174,8 @@ const bool registered = register_command({
       add_experiment_options(sub, a->source);
       sub.add_option("-o,--output", a->output,
                      "Markdown file (default <results>/report.md, or report-<name>.md for another experiment)");
-      sub.add_option("--results", a->results, "Folder with loop/ and validation-cache/ (default: the repository's results/)");
+      sub.add_option("--results", a->results,
+                     "Folder with loop/ and validation-cache/ (default: the repository's results/)");
       sub.add_option("--validation-set", a->validation_sets,
                      "Validation set(s) for the model-vs-published section and the error band (default: the sets of "
                      "the experiment's GPU; none: no such section)");

@@ -55,10 +55,11 @@ Experiment build_experiment(const SearchArgs& a) {
       const auto row = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.name == s; });
       if (row != rows.end() && row->schedule) {
         strategy = row->strategy;
-        std::cerr << fmt::format("zeropp: note: --strategies {} is compare's row of {} on the {} schedule; search "
-                                 "searches {} on every schedule it can run (the table's schedule column tells them "
-                                 "apart)\n",
-                                 s, to_string(strategy), to_string(*row->schedule), to_string(strategy));
+        std::cerr << fmt::format(
+            "zeropp: note: --strategies {} is compare's row of {} on the {} schedule; search "
+            "searches {} on every schedule it can run (the table's schedule column tells them "
+            "apart)\n",
+            s, to_string(strategy), to_string(*row->schedule), to_string(strategy));
       } else {
         strategy = strategy_from_string(s, "strategies");
       }
@@ -212,9 +213,10 @@ const bool registered = register_command({
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<SearchArgs>();
       add_experiment_options(sub, a->source);
-      sub.add_option("--strategies", a->strategies,
-                     "Strategies to search: 3d, zero3, 1f1b_zero1, zero3_pp, zeropp_a, zeropp_b (default: all); compare's "
-                     "zb_h1_zero1, zb_h2_zero1, bfs_zero1 search 1f1b_zero1")
+      sub.add_option(
+             "--strategies", a->strategies,
+             "Strategies to search: 3d, zero3, 1f1b_zero1, zero3_pp, zeropp_a, zeropp_b (default: all); compare's "
+             "zb_h1_zero1, zb_h2_zero1, bfs_zero1 search 1f1b_zero1")
           ->delimiter(',');
       sub.add_option("--top", a->top, "Plans to print (default 10)")->check(cli_checks::integer_in(0, kIntMax));
       sub.add_option("--max-v", a->options.space.max_v,

@@ -43,7 +43,8 @@ std::string no_plan_note(const Experiment& ex, const CompareRowSpec& row) {
     why = fmt::format(
         ": its layouts have at least {} data-parallel replicas ({}), each needing a sequence per iteration, and the "
         "global batch has {}: give at least {} sequences{}",
-        fewest_replicas, how, ex.global_batch, fewest_replicas, t.pipeline ? "" : ", or a strategy with pipeline stages");
+        fewest_replicas, how, ex.global_batch, fewest_replicas,
+        t.pipeline ? "" : ", or a strategy with pipeline stages");
   } else {
     why = fmt::format(
         ": no layout of tp, pp, z and dp divides both the {} GPUs and the global batch of {} (and the model's heads "

@@ -67,7 +67,8 @@ CriterionVerdict criterion_verdict(const SearchResult& r) {
       v.bytes.layer_params / (static_cast<double>(ex.model.hidden) * ex.model.hidden), v.bytes.lhs,
       v.bytes.holds ? ">" : "<=", v.bytes.rhs, v.bytes.holds ? "moves fewer" : "moves no fewer", ex.cluster.name,
       v.time.group,
-      tp_rule_text(v.tp_rule) + (v.three_d ? " as in the best 3D plan" : ", the best the plan space has (no 3D plan fits)"),
+      tp_rule_text(v.tp_rule) +
+          (v.three_d ? " as in the best 3D plan" : ", the best the plan space has (no 3D plan fits)"),
       v.time.group, 1e3 * v.time.zeropp_exposed_s, 1e3 * v.time.tp_exposed_s,
       v.time.holds ? "ZeroPP exposes less." : "TP exposes less.");
   if (!v.three_d) {

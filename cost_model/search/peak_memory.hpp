@@ -21,11 +21,11 @@ struct PeakBreakdown {
   int rank = 0;  // PP rank (of the simulated pipeline) with the highest peak
   double params = 0, grads = 0, optimizer = 0;
   double activations = 0, recompute = 0, w_buffers = 0, gathered_params = 0, grad_buffers = 0;
-  double total = 0;         // the simulated peak
-  double time_s = 0;        // when it is first reached
-  double makespan_s = 0;    // the simulated iteration
-  std::string action;       // the action whose start or end reached it ("3F5", "1UNSHARD"); empty: before any
-  std::string when;         // "at the start of 3F5" / "at the end of 0B2" / "before the first action"
+  double total = 0;       // the simulated peak
+  double time_s = 0;      // when it is first reached
+  double makespan_s = 0;  // the simulated iteration
+  std::string action;     // the action whose start or end reached it ("3F5", "1UNSHARD"); empty: before any
+  std::string when;       // "at the start of 3F5" / "at the end of 0B2" / "before the first action"
 };
 
 // `sim` must be simulate_plan(plan) (simulated_timing.hpp).

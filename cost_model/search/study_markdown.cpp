@@ -65,9 +65,10 @@ void band_line(std::string& md, const StudyReport& r, const std::string& what, i
   const char* verdict = (tlo > 1 || thi < 1) ? (wlo > 1 || whi < 1 ? "beyond even the worst error"
                                                                    : "beyond the typical error, not the worst")
                                              : "within the typical error: the model cannot tell them apart";
-  md += fmt::format("- Error band of {} {:.2f}x: {:.2f}x to {:.2f}x at the typical error ({:.1f}%), {:.2f}x to {:.2f}x "
-                    "at the worst ({:.1f}%): **{}**.\n",
-                    what, x, tlo, thi, 100 * r.band.typical, wlo, whi, 100 * r.band.worst, verdict);
+  md += fmt::format(
+      "- Error band of {} {:.2f}x: {:.2f}x to {:.2f}x at the typical error ({:.1f}%), {:.2f}x to {:.2f}x "
+      "at the worst ({:.1f}%): **{}**.\n",
+      what, x, tlo, thi, 100 * r.band.typical, wlo, whi, 100 * r.band.worst, verdict);
 }
 
 void band_note(std::string& md, const StudyReport& r) {
@@ -79,8 +80,9 @@ void band_note(std::string& md, const StudyReport& r) {
         "same way.\n\n",
         r.band.sets);
   } else {
-    md += "**No error band**: no published validation set is for this GPU, so the model's error on it is not "
-          "known.\n\n";
+    md +=
+        "**No error band**: no published validation set is for this GPU, so the model's error on it is not "
+        "known.\n\n";
   }
 }
 
@@ -164,14 +166,13 @@ void table_section(std::string& md, const StudyReport& r) {
     const bool bold = i == r.winner;
     // A row that does not fit shows its least-memory plan: its time and throughput say nothing (compare.cpp).
     const auto when_fits = [&](std::string text) { return e.feasible ? text : std::string("-"); };
-    md += fmt::format(
-        "| {}{}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", bold ? "**" : "",
-        row.spec.name, bold ? "**" : "", p.tp, p.pp, p.dp, p.z, to_string(p.schedule), p.v, p.micro_batch,
-        p.micro_batches, p.unit, to_string(p.recompute),
-        when_fits(fmt::format("{:.3f}{}", e.time_s.iteration, row.estimate.simulated ? "" : " (cf)")),
-        when_fits(fmt::format("{:.1f}", e.throughput.tflops_per_gpu)),
-        when_fits(fmt::format("{:.1f}%", 100 * e.throughput.mfu)), peak,
-        when_fits(fmt::format("{:.2f}", e.comm_bytes.total / 1e9)), vs);
+    md += fmt::format("| {}{}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                      bold ? "**" : "", row.spec.name, bold ? "**" : "", p.tp, p.pp, p.dp, p.z, to_string(p.schedule),
+                      p.v, p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute),
+                      when_fits(fmt::format("{:.3f}{}", e.time_s.iteration, row.estimate.simulated ? "" : " (cf)")),
+                      when_fits(fmt::format("{:.1f}", e.throughput.tflops_per_gpu)),
+                      when_fits(fmt::format("{:.1f}%", 100 * e.throughput.mfu)), peak,
+                      when_fits(fmt::format("{:.2f}", e.comm_bytes.total / 1e9)), vs);
   }
   md +=
       "\nModel output (`zeropp compare`): iteration time and peak memory from the schedule simulator with analytic "
@@ -184,8 +185,9 @@ void table_section(std::string& md, const StudyReport& r) {
 // The simulated peak of each row by part, and when it occurs (PeakBreakdown): the memory figure's numbers.
 void peak_section(std::string& md, const StudyReport& r) {
   md += "### Peak memory by part, and when it occurs\n\n";
-  md += "| strategy | peak GiB | params | grads | optimizer | activations | recompute | W buffers | gathered | "
-        "grad buffers | rank | when |\n";
+  md +=
+      "| strategy | peak GiB | params | grads | optimizer | activations | recompute | W buffers | gathered | "
+      "grad buffers | rank | when |\n";
   md += "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n";
   for (const CompareRow& row : r.rows) {
     if (!row.found || !row.estimate.peak) continue;
@@ -197,9 +199,10 @@ void peak_section(std::string& md, const StudyReport& r) {
         p.recompute / kGiB, p.w_buffers / kGiB, p.gathered_params / kGiB, p.grad_buffers / kGiB, p.rank,
         p.makespan_s > 0 ? 100 * p.time_s / p.makespan_s : 0.0, p.when);
   }
-  md += "\nModel output: the schedule simulator's memory at its peak on the pipeline rank where it is highest (the "
-        "same run as the table; GiB = 2^30 bytes); the parts add up to the peak. Activations include the "
-        "checkpoints of recomputed micro-batches; recompute is the one layer rebuilt at a time.\n\n";
+  md +=
+      "\nModel output: the schedule simulator's memory at its peak on the pipeline rank where it is highest (the "
+      "same run as the table; GiB = 2^30 bytes); the parts add up to the peak. Activations include the "
+      "checkpoints of recomputed micro-batches; recompute is the one layer rebuilt at a time.\n\n";
 }
 
 void run_cost_section(std::string& md, const StudyReport& r) {
@@ -261,9 +264,8 @@ void criterion_section(std::string& md, const StudyReport& r) {
       "{:.3f} ms; TP exposed {:.3f} ms; ZeroPP gathers + reduce-scatter {:.3f} ms, exposed after prefetch {:.3f} ms: "
       "**{}**; smallest U where ZeroPP exposes less: {}.\n\n",
       r.experiment.cluster.name, t.group, tp_rule_text(r.criterion_tp_rule), t.group, 1e3 * t.compute_s,
-      1e3 * t.tp_exposed_s, 1e3 * t.zeropp_comm_s,
-      1e3 * t.zeropp_exposed_s, t.holds ? "ZeroPP exposes less" : "TP exposes less",
-      t.min_unit ? std::to_string(*t.min_unit) : "none");
+      1e3 * t.tp_exposed_s, 1e3 * t.zeropp_comm_s, 1e3 * t.zeropp_exposed_s,
+      t.holds ? "ZeroPP exposes less" : "TP exposes less", t.min_unit ? std::to_string(*t.min_unit) : "none");
   if (!r.criterion_verdict.empty()) md += r.criterion_verdict + "\n\n";
 }
 
@@ -349,8 +351,7 @@ void figures_section(std::string& md, const StudyReport& r) {
 
 std::string to_markdown(const StudyReport& r) {
   std::string md = fmt::format("# Study report: {}\n\n", r.experiment.name);
-  if (!r.nominal_warning.empty())
-    md += fmt::format("> **WARNING — nominal profile.** The {}.\n\n", r.nominal_warning);
+  if (!r.nominal_warning.empty()) md += fmt::format("> **WARNING — nominal profile.** The {}.\n\n", r.nominal_warning);
   md += fmt::format(
       "Written by `{}`. Iteration times, memory and throughput are the model's output "
       "(analytic costs, schedule simulator) unless a line says measured; the measured numbers are in the last "

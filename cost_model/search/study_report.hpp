@@ -23,8 +23,8 @@
 #include "cost_model/analytic/criterion.hpp"
 #include "cost_model/analytic/run_cost.hpp"
 #include "cost_model/search/compare.hpp"
-#include "cost_model/search/loop_runs.hpp"
 #include "cost_model/search/criterion_map.hpp"
+#include "cost_model/search/loop_runs.hpp"
 #include "cost_model/search/validation.hpp"
 #include "cost_model/search/validation_cache.hpp"
 #include "cost_model/spec/config.hpp"
@@ -38,8 +38,8 @@ struct StudyOptions {
   // (validation_sets_for); empty without it, none.
   std::vector<std::string> validation_sets;
   bool auto_validation_sets = true;
-  std::filesystem::path validation_cache;  // where leave-one-out results are cached (empty: not cached)
-  bool revalidate = false;                 // run the leave-one-out fits even when the cache is current
+  std::filesystem::path validation_cache;        // where leave-one-out results are cached (empty: not cached)
+  bool revalidate = false;                       // run the leave-one-out fits even when the cache is current
   int grid_width = 150;                          // characters per row of the timeline grid
   CompareOptions compare;
   std::string command;  // the command line that writes this report, quoted in its header
@@ -95,7 +95,7 @@ struct StudyReport {
   std::string criterion_verdict;  // criterion_verdict(...).paragraph: what `zeropp criterion --experiment` prints
 
   analytic::CriterionTpRule criterion_tp_rule;  // the TP rule the time-based answer used (the best 3D plan's)
-  std::optional<CriterionMap> criterion_map;     // the model's criterion map on the cluster
+  std::optional<CriterionMap> criterion_map;    // the model's criterion map on the cluster
 
   StudyTimeline timeline;
   bool have_validation = false;  // at least one set

@@ -99,7 +99,8 @@ std::vector<std::string> validation_sets_for(const ClusterSpec& cluster) {
   std::vector<std::string> out;
   for (const std::string& set : validation_sets()) {
     const nlohmann::json j = read_json_file(set_file(set));
-    if (j.contains("cluster") && j["cluster"].is_string() && same_gpu(load_cluster(j["cluster"].get<std::string>()), cluster))
+    if (j.contains("cluster") && j["cluster"].is_string() &&
+        same_gpu(load_cluster(j["cluster"].get<std::string>()), cluster))
       out.push_back(set);
   }
   return out;

@@ -60,10 +60,10 @@ std::string_view name(MemoryPart);  // "static", "activations", "recompute", "w_
 
 struct PeakMemory {
   std::array<double, kMemoryParts> bytes{};  // by MemoryPart; they add up to RankSummary::peak_memory_bytes
-  double time = 0;                            // seconds; 0 with action_index -1: the static state alone
-  int action_index = -1;                      // in the rank's program, the action whose start or end reached it
-  bool at_start = true;                       // whether the peak came at that action's start (else at its end)
-  schedule::Action action;                    // that action (valid when action_index >= 0)
+  double time = 0;                           // seconds; 0 with action_index -1: the static state alone
+  int action_index = -1;                     // in the rank's program, the action whose start or end reached it
+  bool at_start = true;                      // whether the peak came at that action's start (else at its end)
+  schedule::Action action;                   // that action (valid when action_index >= 0)
 };
 
 struct RankSummary {

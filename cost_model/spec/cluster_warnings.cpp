@@ -27,7 +27,8 @@ struct Bidirectional {
   const char* generation;
   double max_bf16_tflops;
 };
-constexpr std::array<Bidirectional, 2> kBidirectional{{{600, "NVLink 3 (A100)", 400}, {900, "NVLink 4 (H100, H200)", 1200}}};
+constexpr std::array<Bidirectional, 2> kBidirectional{
+    {{600, "NVLink 3 (A100)", 400}, {900, "NVLink 4 (H100, H200)", 1200}}};
 
 }  // namespace
 
@@ -53,9 +54,10 @@ std::vector<std::string> cluster_warnings(const nlohmann::json& c, const std::st
   if (const auto intra = link_rate("intra"); intra && bf16)
     for (const Bidirectional& b : kBidirectional)
       if (*intra == b.gbps && *bf16 <= b.max_bf16_tflops)
-        out.push_back(fmt::format("{}.intra.bandwidth_GBps={:g} is {}'s bidirectional figure for a GPU of {:g} "
-                                  "TFLOP/s bf16: the key is GB/s per GPU per direction, {:g} there",
-                                  field, *intra, b.generation, *bf16, b.gbps / 2));
+        out.push_back(
+            fmt::format("{}.intra.bandwidth_GBps={:g} is {}'s bidirectional figure for a GPU of {:g} "
+                        "TFLOP/s bf16: the key is GB/s per GPU per direction, {:g} there",
+                        field, *intra, b.generation, *bf16, b.gbps / 2));
   if (const auto inter = link_rate("inter"); inter && one_of(*inter, kNicGbps))
     out.push_back(
         fmt::format("{}.inter.bandwidth_GBps={:g} equals a NIC rate in Gb/s: it looks like Gb/s; {:g} Gb/s "

@@ -88,7 +88,8 @@ std::string nominal_warning(const ClusterSpec& c, Dtype dtype) {
   std::set<std::string> links;
   for (std::string_view level : used_levels(c))
     for (std::string_view op : kCollectives)
-      if (provenance_of(c, used_collective_entry(c, level, op)) == Provenance::nominal) links.insert(std::string(level));
+      if (provenance_of(c, used_collective_entry(c, level, op)) == Provenance::nominal)
+        links.insert(std::string(level));
   if (!links.empty()) {
     std::string which;
     for (const auto& l : links) which += (which.empty() ? "" : " and ") + l;

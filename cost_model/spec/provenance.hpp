@@ -15,7 +15,7 @@
 namespace zeropp {
 
 std::string collective_entry(std::string_view level, std::string_view collective);  // "collectives.intra.all_reduce"
-std::string gemm_table_entry(Dtype);                                                  // "gemm_table.bf16"
+std::string gemm_table_entry(Dtype);                                                // "gemm_table.bf16"
 
 Provenance provenance_of(const ClusterSpec&, const std::string& entry);
 // "calibrated (all_reduce-1n.txt)", "published (base dgx-h100)", "nominal".

@@ -54,15 +54,20 @@ TEST(HostLayout, SeveralRanksPerHostArePerGpuDerived) {
 
 TEST(HostLayout, AmbiguousLayoutsSayWhichRunToMake) {
   // Hosts with different rank counts.
-  EXPECT_NE(error_of([] { map_inter_run("inter/all_reduce", "f", "a.txt", {2, 0, true}, 300e9, 480e9, 50e9); })
-                .find("different numbers of ranks"),
+  EXPECT_NE(error_of([] {
+              map_inter_run("inter/all_reduce", "f", "a.txt", {2, 0, true}, 300e9, 480e9, 50e9);
+            }).find("different numbers of ranks"),
             std::string::npos);
   // busbw near the NVLink figure: NVLink may bound the ring.
-  const std::string near = error_of([] { map_inter_run("inter/all_reduce", "f", "a.txt", {2, 8, true}, 440e9, 480e9, 50e9); });
+  const std::string near = error_of([] {
+    map_inter_run("inter/all_reduce", "f", "a.txt", {2, 8, true}, 440e9, 480e9, 50e9);
+  });
   EXPECT_NE(near.find("NVLink may bound it"), std::string::npos) << near;
   EXPECT_NE(near.find("one GPU per node"), std::string::npos) << near;
   // busbw / r above the NIC: a tree or SHARP all-reduce, or shared NICs.
-  const std::string nic = error_of([] { map_inter_run("inter/all_reduce", "f", "a.txt", {2, 4, true}, 400e9, 480e9, 50e9); });
+  const std::string nic = error_of([] {
+    map_inter_run("inter/all_reduce", "f", "a.txt", {2, 4, true}, 400e9, 480e9, 50e9);
+  });
   EXPECT_NE(nic.find("above the profile's NIC rate"), std::string::npos) << nic;
 }
 
@@ -77,7 +82,8 @@ TEST(HostLayout, TwoHostsOfEightCalibrateThePerGpuNetwork) {
   const std::string source = c.profile.provenance.entries.at("collectives.inter.all_reduce").source;
   EXPECT_NE(source.find("derived: busbw / 8 GPUs per host"), std::string::npos) << source;
   bool noted = false;
-  for (const auto& n : c.notes) noted = noted || n.find("derived from a ring over 2 hosts of 8 GPUs") != std::string::npos;
+  for (const auto& n : c.notes)
+    noted = noted || n.find("derived from a ring over 2 hosts of 8 GPUs") != std::string::npos;
   EXPECT_TRUE(noted);
   // The other inter entries keep the base's (published 47 GB/s).
   EXPECT_EQ(c.profile.collectives.at("inter").at("all_gather").bandwidth, 47e9);
@@ -97,8 +103,7 @@ TEST(HostLayout, UnevenHostsAreRefused) {
 }
 
 TEST(HostLayout, MixedLayoutsInOneFitAreRefused) {
-  const std::string e =
-      error_of([] { calibrate_files({"all_reduce_2hosts_8gpu.txt", "all_reduce_4hosts_1gpu.txt"}); });
+  const std::string e = error_of([] { calibrate_files({"all_reduce_2hosts_8gpu.txt", "all_reduce_4hosts_1gpu.txt"}); });
   EXPECT_NE(e.find("mixes runs over different hosts"), std::string::npos) << e;
 }
 

@@ -55,9 +55,10 @@ TEST(ClusterWarnings, NvlinkAboveAnyShippingRate) {
 TEST(ClusterWarnings, BidirectionalNvlinkFigureForItsGeneration) {
   json j = plausible();
   j["intra"]["bandwidth_GBps"] = 900;
-  EXPECT_EQ(cluster_warnings(j),
-            std::vector<std::string>{"cluster.intra.bandwidth_GBps=900 is NVLink 4 (H100, H200)'s bidirectional figure "
-                                     "for a GPU of 989 TFLOP/s bf16: the key is GB/s per GPU per direction, 450 there"});
+  EXPECT_EQ(
+      cluster_warnings(j),
+      std::vector<std::string>{"cluster.intra.bandwidth_GBps=900 is NVLink 4 (H100, H200)'s bidirectional figure "
+                               "for a GPU of 989 TFLOP/s bf16: the key is GB/s per GPU per direction, 450 there"});
   j["intra"]["bandwidth_GBps"] = 600;
   j["peak_tflops"]["bf16"] = 312;
   EXPECT_EQ(cluster_warnings(j).size(), 1u);

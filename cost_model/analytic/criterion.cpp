@@ -117,4 +117,8 @@ CriterionTime criterion_time(const ModelSpec& model, const ClusterSpec& cluster,
   return r;
 }
 
+double unit_at_parity(const CriterionTime& at_one) {
+  return at_one.zeropp_comm_s / (at_one.compute_s + at_one.tp_exposed_s);
+}
+
 }  // namespace zeropp::analytic

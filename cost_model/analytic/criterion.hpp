@@ -76,6 +76,12 @@ struct CriterionTime {
   std::optional<long long> min_unit;  // smallest U (<= max_unit) where it holds; empty if none
 };
 
+// The real-valued U at which ZeroPP's exposed time equals TP's, from criterion_time at U = 1: the continuous boundary
+// the criterion maps draw (plots/criterion.py). criterion_time is linear in U: per U, compute c and TP's exposed time
+// t grow by their U = 1 values while ZeroPP's gathers+reduce (comm) stay fixed, so max(0, comm - U c) = U t at
+// U* = comm / (c + t), and the integer boundary min_unit is floor(U*) + 1.
+double unit_at_parity(const CriterionTime& at_one);
+
 // No recompute on either side (the paper's comparison); dtype sets element size and peak.
 CriterionTime criterion_time(const ModelSpec&, const ClusterSpec&, int micro_batch, int unit, Dtype dtype = Dtype::bf16,
                              const CriterionTpRule& tp_rule = {}, long long max_unit = 1 << 16);

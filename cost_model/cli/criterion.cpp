@@ -137,14 +137,6 @@ Time-based: TP over the node's g GPUs vs ZeroPP z = g on the same tokens; TP's c
 under the TP rule of the plan it stands for (--tp-comm-overlap hides what its GEMM covers), ZeroPP's 2 gathers + 1
 reduce-scatter hidden behind the compute of the U micro-batches of the previous layer, the rest exposed.)";
 
-// The real-valued U at which ZeroPP's exposed time equals TP's: the continuous boundary that plots draw beside
-// 2sUb = 9h (plots/criterion.py). criterion_time is linear in U (criterion.hpp): per U, compute c and TP's exposed
-// time t grow by their U = 1 values while ZeroPP's gathers+reduce (comm) stay fixed, so
-// max(0, comm - U c) = U t  at  U* = comm / (c + t), and the integer boundary min_unit is floor(U*) + 1.
-double unit_at_parity(const analytic::CriterionTime& at_one) {
-  return at_one.zeropp_comm_s / (at_one.compute_s + at_one.tp_exposed_s);
-}
-
 // --map DIR: the model's criterion map on the cluster as criterion_map.json in DIR, drawn there as
 // criterion_map.png by plots/criterion.py. Returns the line to print.
 std::string draw_map(const Inputs& in, const std::string& dir) {
@@ -166,7 +158,7 @@ int run(const CriterionArgs& args) {
   std::optional<double> parity_unit;
   if (in.cluster) {
     t = analytic::criterion_time(in.model, *in.cluster, in.b, in.U, in.dtype, in.tp_rule);
-    parity_unit = unit_at_parity(analytic::criterion_time(in.model, *in.cluster, in.b, 1, in.dtype, in.tp_rule));
+    parity_unit = analytic::unit_at_parity(analytic::criterion_time(in.model, *in.cluster, in.b, 1, in.dtype, in.tp_rule));
   }
   const std::string map_line = args.map.empty() ? "" : draw_map(in, args.map);
 

@@ -33,11 +33,6 @@ double per_h2(const ModelSpec& m) {
   return static_cast<double>(analytic::params_per_layer(m)) / (static_cast<double>(m.hidden) * m.hidden);
 }
 
-// U* (real): criterion_time is linear in U, so max(0, comm - U c) = U t at U* = comm / (c + t) with c, t at U = 1.
-double parity_unit(const analytic::CriterionTime& at_one) {
-  return at_one.zeropp_comm_s / (at_one.compute_s + at_one.tp_exposed_s);
-}
-
 }  // namespace
 
 CriterionMap criterion_map(const ModelSpec& model, const ClusterSpec& cluster, int b, Dtype dtype,
@@ -55,14 +50,14 @@ CriterionMap criterion_map(const ModelSpec& model, const ClusterSpec& cluster, i
     if (!map.points.empty() && layer.hidden <= map.points.back().hidden) continue;
     const analytic::Criterion bytes = analytic::criterion(analytic::criterion_input(layer, b, 1));
     const analytic::CriterionTime t = analytic::criterion_time(layer, cluster, b, 1, dtype, rule);
-    map.points.push_back({layer.hidden, per_h2(layer), bytes.rhs / 2, sb * parity_unit(t)});
+    map.points.push_back({layer.hidden, per_h2(layer), bytes.rhs / 2, sb * analytic::unit_at_parity(t)});
   }
   map.hidden = model.hidden;
   map.layer_params_per_h2 = per_h2(model);
   map.byte_min_unit = analytic::criterion(analytic::criterion_input(model, b, 1)).min_unit;
   const analytic::CriterionTime own = analytic::criterion_time(model, cluster, b, 1, dtype, rule);
   map.time_min_unit = own.min_unit;
-  map.time_parity_unit = parity_unit(own);
+  map.time_parity_unit = analytic::unit_at_parity(own);
   return map;
 }
 

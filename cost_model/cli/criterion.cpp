@@ -158,7 +158,8 @@ int run(const CriterionArgs& args) {
   std::optional<double> parity_unit;
   if (in.cluster) {
     t = analytic::criterion_time(in.model, *in.cluster, in.b, in.U, in.dtype, in.tp_rule);
-    parity_unit = analytic::unit_at_parity(analytic::criterion_time(in.model, *in.cluster, in.b, 1, in.dtype, in.tp_rule));
+    parity_unit =
+        analytic::unit_at_parity(analytic::criterion_time(in.model, *in.cluster, in.b, 1, in.dtype, in.tp_rule));
   }
   const std::string map_line = args.map.empty() ? "" : draw_map(in, args.map);
 

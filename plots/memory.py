@@ -46,7 +46,7 @@ def draw_memory(rows, limit_gib, title, out, name="memory_breakdown"):
     ax.text(-0.5, limit_gib, f" GPU memory {limit_gib:.4g} GiB", color="red", ha="left", va="bottom")
     ax.set_xticks(x, labels, rotation=45, ha="right")
     ax.set_ylabel("memory per GPU at the simulated peak (GiB)")
-    ax.set_ylim(0, max([limit_gib] + list(peaks)) * 1.35)
+    ax.set_ylim(0, max([limit_gib] + list(peaks)) * 1.5)  # room for the labels above the bars
     ax.legend(ncol=2, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False, title=title, fontsize=7)
     ax.grid(axis="x", visible=False)
     fig.text(0.0, -0.12, "above each bar: pipeline rank, share of the iteration passed, action at the peak",

@@ -240,13 +240,17 @@ void criterion_section(std::string& md, const StudyReport& r) {
   const bool fits = r.rows[r.criterion_index].estimate.estimate.feasible;
   md += fmt::format(
       "At b = {} and U = {} of the `{}` plan above{} (model output; `zeropp criterion --model {} --micro-batch {} "
-      "--unit {} --cluster {}`):\n\n",
+      "--unit {} --cluster {}{}`):\n\n",
       r.criterion_b, r.criterion_unit, r.criterion_row, fits ? "" : ", which does not fit in memory", m.name,
-      r.criterion_b, r.criterion_unit, r.experiment.cluster.name);
+      r.criterion_b, r.criterion_unit, r.experiment.cluster.name,
+      r.criterion_tp_rule.tp_comm_overlap     ? " --tp-comm-overlap"
+      : r.criterion_tp_rule.sequence_parallel ? " --sequence-parallel"
+                                              : "");
   const double h2 = static_cast<double>(m.hidden) * m.hidden;
   md += fmt::format(
-      "- The model's own layer holds P = {:.0f} parameters = {:.4g} h² (GPT's 12 h² plus biases and norms; GQA and "
-      "SwiGLU change it), so ZeroPP moves 3P/U and TP 8sbh elements per layer per micro-batch, and ZeroPP moves "
+      "- The model's own layer holds P = {:.0f} parameters = {:.4g} h² (its attention with its key/value heads, its "
+      "MLP, biases and norms as it has them; GPT's layer is 12 h² + 13 h), so ZeroPP moves 3P/U and TP 8sbh elements "
+      "per layer per micro-batch, and ZeroPP moves "
       "fewer when 2·s·U·b > 3P/(4h) (9h for P = 12h²; docs/criterion.md derives it).\n",
       c.layer_params, c.layer_params / h2);
   md += fmt::format("- 2·s·U·b = 2·{}·{}·{} = {:.0f} vs 3P/(4h) = {:.0f} (the paper's 9·h = {:.0f}): **{}**.\n",

@@ -27,7 +27,9 @@ def draw_gantt(trace, title, out):
     events = gantt.load_events(trace, None)
     ranks = len({e[0] for e in events})
     window = gantt.zoom_window(events)
-    panels = [(None, textwrap.fill(title, 60))] + ([(window, f"zoom: {1e3 * window[0]:.1f} to {1e3 * window[1]:.1f} ms")] if window else [])
+    panels = [(None, textwrap.fill(title, 60))]
+    if window:
+        panels.append((window, f"zoom: {1e3 * window[0]:.1f} to {1e3 * window[1]:.1f} ms"))
     height = len(panels) * (0.55 * ranks + 0.5) + 0.9
     fig, axes = plt.subplots(len(panels), 1, figsize=(3.5, height), squeeze=False)
     fig.subplots_adjust(hspace=0.5)

@@ -43,9 +43,10 @@ SearchSize search_size(const Experiment& ex, const SearchOptions& options) {
   SearchSize size;
   SpaceOptions space = options.space;
   space.filter = nullptr;  // an upper bound: what the filter keeps is known only plan by plan
+  const auto choices = static_cast<std::int64_t>(recompute_choices(ex).size());
   for_each_layout(ex, space, [&](Plan& plan, int units) {
     const ParallelSpec& p = plan.parallel;
-    const std::int64_t plans = std::int64_t{units} * 3;  // recompute none, selective, full
+    const std::int64_t plans = std::int64_t{units} * choices;
     size.plans += plans;
     if (p.schedule == ScheduleKind::zeropp) {
       size.zeropp_plans += plans;

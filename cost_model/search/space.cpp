@@ -83,9 +83,14 @@ void check(const Experiment& ex, const SpaceOptions& options) {
   check_at_most("search", "max_micro_batch", options.max_micro_batch, limits::kMicroBatch);
 }
 
-constexpr Recompute kRecomputes[] = {Recompute::none, Recompute::selective, Recompute::full};
-
 }  // namespace
+
+std::vector<Recompute> recompute_choices(const Experiment& ex) {
+  // Under FlashAttention selective recomputation has nothing to drop (no s x s tensor is stored; flops.hpp): the
+  // plan would be `none` twice.
+  if (ex.model.attention_kind() == AttentionKind::flash) return {Recompute::none, Recompute::full};
+  return {Recompute::none, Recompute::selective, Recompute::full};
+}
 
 void for_each_layout(const Experiment& ex, const SpaceOptions& options,
                      const std::function<void(Plan&, int units)>& visit) {
@@ -152,11 +157,12 @@ void for_each_layout(const Experiment& ex, const SpaceOptions& options,
 }
 
 void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std::function<void(const Plan&)>& visit) {
+  const std::vector<Recompute> recomputes = recompute_choices(ex);
   for_each_layout(ex, options, [&](Plan& plan, int units) {
     ParallelSpec& p = plan.parallel;
     for (int U = 1; U <= units; ++U) {
       p.unit = U;
-      for (Recompute rc : kRecomputes) {
+      for (Recompute rc : recomputes) {
         p.recompute = rc;
         if (!options.filter || options.filter(p)) visit(plan);
       }
@@ -169,7 +175,8 @@ std::int64_t count_plans(const Experiment& experiment, const SpaceOptions& optio
   if (options.filter) {
     for_each_plan(experiment, options, [&](const Plan&) { ++n; });
   } else {  // without a filter, in closed form: a layout is its units times the recompute choices
-    for_each_layout(experiment, options, [&](Plan&, int units) { n += std::int64_t{units} * std::size(kRecomputes); });
+    const auto choices = static_cast<std::int64_t>(recompute_choices(experiment).size());
+    for_each_layout(experiment, options, [&](Plan&, int units) { n += std::int64_t{units} * choices; });
   }
   return n;
 }

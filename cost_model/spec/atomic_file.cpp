@@ -92,7 +92,8 @@ bool is_descriptor(const struct stat& st, int fd) {
   return ::fstat(fd, &own) == 0 && own.st_dev == st.st_dev && own.st_ino == st.st_ino;
 }
 
-Target resolve(const std::filesystem::path& path, const std::string& field, ParentDirs parents) {
+Target resolve(const std::filesystem::path& path, const std::string& field, ParentDirs parents,
+               Output output = Output::result) {
   if (path.empty()) throw SpecError(field, fmt::format("{}: the output path is empty", field));
   const std::string name = path.string();
   struct stat st {};
@@ -110,8 +111,9 @@ Target resolve(const std::filesystem::path& path, const std::string& field, Pare
     if (parents == ParentDirs::must_exist) check_output_folder(path, field);
     return {Target::How::replace, path, -1, std::nullopt};
   }
-  // A terminal may be both read and written; any other input would be destroyed.
-  if (!S_ISCHR(st.st_mode)) {
+  // A terminal may be both read and written, and a cache is read to be refreshed; any other input would be
+  // destroyed.
+  if (!S_ISCHR(st.st_mode) && output == Output::result) {
     if (const auto input = InputFiles::same_file(st.st_dev, st.st_ino))
       throw SpecError(field, fmt::format("{}: {} is the same file as the input {}; writing it would destroy the "
                                          "input: write the output elsewhere",
@@ -173,12 +175,12 @@ void check_output_path(const std::filesystem::path& path, const std::string& fie
 }
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view text, const std::string& field,
-                           ParentDirs parents) {
+                           ParentDirs parents, Output output) {
   if (parents == ParentDirs::create && !path.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(folder_of(path), ec);  // a failure shows as the open's error below
   }
-  const Target target = resolve(path, field, parents);
+  const Target target = resolve(path, field, parents, output);
   if (target.how != Target::How::replace) return write_in_place(target, text, field);
   const std::filesystem::path& file = target.path;
   Temporary tmp(file.string() + ".tmp." + std::to_string(::getpid()));

@@ -13,7 +13,8 @@
 //     above once replaced /dev/null by a regular file when run as root); a FIFO waits for its reader;
 //   - anything else that exists (a block device, a socket) is refused;
 //   - the same file as an input of the command (device and inode, spec/input_files.hpp) is refused, except a
-//     character device (a terminal may be read and written);
+//     character device (a terminal may be read and written) and a cache the command read and now refreshes
+//     (Output::cache);
 //   - an empty path is refused.
 // Every refusal is one SpecError line naming the option (`field`) and the path.
 #include <filesystem>
@@ -23,12 +24,16 @@
 namespace zeropp {
 
 enum class ParentDirs { create, must_exist };
+// What is written: a result (never over an input of the command), or a cache the command may have read first and
+// replaces with a fresher one (results/validation-cache).
+enum class Output { result, cache };
 
 // Throws SpecError(field) naming the file when it cannot be written or moved into place. Missing parent
 // directories are created, or with ParentDirs::must_exist make the write fail: a path the user gave (-o, --out,
 // --trace) with a typo in its folder must not silently create that folder.
 void write_file_atomically(const std::filesystem::path& path, std::string_view text,
-                           const std::string& field = "output", ParentDirs parents = ParentDirs::create);
+                           const std::string& field = "output", ParentDirs parents = ParentDirs::create,
+                           Output output = Output::result);
 
 // Every refusal write_file_atomically would make before writing (an empty path, a missing folder with
 // ParentDirs::must_exist, a target of a refused kind, a link to nothing, an input of the command), for a caller

@@ -1,6 +1,6 @@
 #pragma once
 // Every output file of the project (profiles, reports, CSV, traces, trainer results, token files) is written
-// through here, by one rule that depends on what the path names (README, "Output files"):
+// through here, by one rule that depends on what the path names (README, "The zeropp CLI"):
 //   - a regular file, or a path that does not exist yet: written whole or not at all. The text goes to
 //     "<path>.tmp.<pid>" in the same folder first, is flushed to the disk (fsync) and renamed over the path, so a
 //     reader (or a crashed run) never sees half a result; the temporary is removed on every failure path,

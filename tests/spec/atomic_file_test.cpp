@@ -257,6 +257,16 @@ TEST_F(OutputPath, AnInputOfTheCommandIsRefusedUnderEveryName) {
   EXPECT_EQ(read(dir_ / "other.json"), "fine");
 }
 
+// A cache the command read (results/validation-cache) is the one output that may replace an input: a fresher copy.
+TEST_F(OutputPath, ACacheTheCommandReadMayBeRefreshed) {
+  const auto cache = write("cache.json", "{\"stale\": true}");
+  const InputFiles inputs;
+  read_json_file(cache);
+  EXPECT_THROW(write_file_atomically(cache, "{}", "cache", ParentDirs::must_exist), SpecError);
+  write_file_atomically(cache, "{\"fresh\": true}", "cache", ParentDirs::must_exist, Output::cache);
+  EXPECT_EQ(read(cache), "{\"fresh\": true}");
+}
+
 // Without a live record (library use, these unit tests elsewhere) reading does not bind anything.
 TEST_F(OutputPath, WithoutARecordReadFilesMayBeRewritten) {
   const auto file = write("config.json", "{}");

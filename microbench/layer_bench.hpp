@@ -1,7 +1,7 @@
 #pragma once
 // The trainer's own transformer block (e2e/model/chunk.hpp: one middle chunk of one block on a trainer backend,
-// "cpu" or "cuda") timed pass by pass: F (forward), B (input gradient) and W (weight gradient), as the schedule runs them.
-// Unlike the bare GEMM suite this includes everything the trainer does inside a pass: the transposed GEMM
+// "cpu" or "cuda") timed pass by pass: F (forward), B (input gradient) and W (weight gradient), as the schedule runs
+// them. Unlike the bare GEMM suite this includes everything the trainer does inside a pass: the transposed GEMM
 // variants, attention, layer norms, GELU, the stash copies.
 #include <benchmark/benchmark.h>
 #include <mpi.h>

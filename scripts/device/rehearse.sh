@@ -3,8 +3,8 @@
 # measuring (issue 23): the package is unpacked into a fresh copy of what the device tool sends (tracked and
 # untracked-not-ignored files plus the carried package), and run.sh runs there under `env -i`, in a private mount
 # namespace where every library this machine has and a bare image would not is hidden:
-#   - /usr/lib/x86_64-linux-gnu keeps only the files of the essential packages (Priority required/important and
-#     what they depend on: the C library, libstdc++, zlib, ...); Open MPI, PMIx, hwloc, libevent, fmt, Google
+#   - /usr/lib/x86_64-linux-gnu keeps only the files of the essential packages (Priority required/important, and
+#     python3, with what they depend on: the C library, libstdc++, zlib, ...); Open MPI, PMIx, hwloc, libevent, fmt, Google
 #     Benchmark, libudev and the rest are whited out (an overlay), and /usr/share/openmpi and /etc/openmpi emptied;
 #   - NCCL is hidden in the CUDA toolkit (the device's toolkit has none: NCCL comes from PyTorch's nvidia-nccl-cu13
 #     wheel) and offered instead in a stand-in site-packages laid out as that wheel is (nvidia/nccl/lib), which
@@ -38,6 +38,7 @@ for line in status.splitlines():
     deps[name] = {re.split(r"[ :(]", d.strip())[0] for alt in dep.split(",") for d in alt.split("|")[:1] if d.strip()}
     if prio in ("required", "important"):
         todo.append(name)
+todo.append("python3")  # the device has Python (its own, with PyTorch): keep what this one needs
 keep = set()
 while todo:
     p = todo.pop()
@@ -48,6 +49,8 @@ while todo:
 # libudev is in this closure (systemd) but not in a container image's: hide it too, the package carries it.
 keep -= {"libudev1"}
 files = subprocess.run(["dpkg", "-L", *sorted(keep)], capture_output=True, text=True).stdout.split()
+# dpkg still lists libc6 and others under /lib, which merged-/usr systems reach as /usr/lib.
+files += ["/usr" + f for f in files if f.startswith("/lib/")]
 open(sys.argv[1], "w").write("\n".join(sorted(set(files))) + "\n")
 PY
 
@@ -69,9 +72,9 @@ echo "hidden: \$hidden of \$(ls \$libdir | wc -l) entries of \$libdir"
 touch "$tmp/site/nvidia/nccl/lib/libnccl.so.2"
 mount --bind "$nccl" "$tmp/site/nvidia/nccl/lib/libnccl.so.2"
 for f in /usr/local/cuda/lib/libnccl*; do mknod "$tmp/mnt/cup/\${f##*/}" c 0 0; done
-mount -t overlay overlay -o lowerdir=\$libdir,upperdir=$tmp/mnt/up,workdir=$tmp/mnt/work \$libdir
 mount -t overlay overlay -o lowerdir=/usr/local/cuda/lib,upperdir=$tmp/mnt/cup,workdir=$tmp/mnt/cwork /usr/local/cuda/lib
 for d in /usr/share/openmpi /usr/share/pmix /etc/openmpi; do [ -d \$d ] && mount -t tmpfs tmpfs \$d; done
+mount -t overlay overlay -o lowerdir=\$libdir,upperdir=$tmp/mnt/up,workdir=$tmp/mnt/work \$libdir
 ldconfig -C "$tmp/mnt/ld.so.cache" 2>/dev/null || true
 mount --bind "$tmp/mnt/ld.so.cache" /etc/ld.so.cache
 echo "check: libfmt visible? \$(ls \$libdir/libfmt* 2>/dev/null | wc -l); libmpi? \$(ls \$libdir/libmpi* 2>/dev/null | wc -l); NCCL in the toolkit? \$(ls /usr/local/cuda/lib/libnccl* 2>/dev/null | wc -l)"

@@ -87,7 +87,12 @@ def main():
     ap.add_argument("--repetitions", type=int, default=5)
     ap.add_argument("--backends", default="flash,cudnn,default")
     args = ap.parse_args()
-    shapes = json.load(open(args.shapes))["attention"]
+    try:
+        with open(args.shapes) as f:
+            shapes = json.load(f)["attention"]
+    except (OSError, ValueError, KeyError) as e:
+        print(f"sdpa_bench: {args.shapes}: no attention shapes ({e})", file=sys.stderr)
+        return 1
     try:
         import torch
     except ImportError:

@@ -6,8 +6,9 @@ Where they are looked for, in order: ZEROPP_DEVICE_LIBDIRS (colon-separated), th
 (/usr/local/cuda/lib64, .../targets/x86_64-linux/lib), the driver (/usr/local/nvidia/lib64, the system folders),
 and PyTorch's wheels: torch/lib and every nvidia/*/lib (nvidia/cu13/lib for CUDA 13 wheels, nvidia/nccl/lib for
 NCCL) under the site-packages that holds torch (found without importing it), or ZEROPP_DEVICE_SITE instead.
-Writes --json (what was found where, the ldd verdict per binary) and --env (a shell line that extends
-LD_LIBRARY_PATH with the folders used, and with the carried libstdc++ when the device's is too old).
+Writes --json (what was found where, the ldd verdict per binary) and --env (a shell line that sets
+ZEROPP_LD_LIBRARY_PATH, the carried programs' library path: the package's lib/ as given in the environment, the
+folders used, and the carried libstdc++ when the device's is too old).
 Exit 1 when a library stays missing, so the run's env step says so first.
 Usage: find_libs.py --package PKG --json OUT.json --env OUT.env
 """
@@ -69,7 +70,8 @@ def main():
             found[soname] = None
     env = dict(os.environ)
     extra = ":".join(used)
-    env["LD_LIBRARY_PATH"] = ":".join(p for p in (env.get("LD_LIBRARY_PATH", ""), extra) if p)
+    base = env.get("ZEROPP_LD_LIBRARY_PATH", os.path.join(args.package, "lib"))
+    env["LD_LIBRARY_PATH"] = ":".join(p for p in (base, extra) if p)
     report = {"schema": 1, "searched": dirs, "found": found, "binaries": {}, "fallback_cxx_runtime": False}
 
     def check_all():
@@ -87,7 +89,7 @@ def main():
         env["LD_LIBRARY_PATH"] = os.path.join(args.package, "lib-fallback") + ":" + env["LD_LIBRARY_PATH"]
         report["fallback_cxx_runtime"] = True
         bad = check_all()
-    line = f'export LD_LIBRARY_PATH="{env["LD_LIBRARY_PATH"]}"\n'
+    line = f'export ZEROPP_LD_LIBRARY_PATH="{env["LD_LIBRARY_PATH"]}"\n'
     with open(args.env, "w") as f:
         f.write(line)
     with open(args.json, "w") as f:

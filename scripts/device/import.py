@@ -159,8 +159,10 @@ def main():
     ap.add_argument("--dest", help="default results/measured/<gpu>")
     ap.add_argument("--calibrate", action="store_true", help="also run zeropp calibrate (needs --zeropp or build/)")
     ap.add_argument("--zeropp", default=os.path.join(REPO, "build", "cost_model", "zeropp"))
-    ap.add_argument("--rehearsal", action="store_true", help="accept a run without a GPU (into --dest outside results/)")
-    ap.add_argument("--allow-synthetic", action="store_true", help="accept synthetic data (into --dest outside results/)")
+    ap.add_argument("--rehearsal", action="store_true",
+                    help="accept a run without a GPU (into --dest outside results/)")
+    ap.add_argument("--allow-synthetic", action="store_true",
+                    help="accept synthetic data (into --dest outside results/)")
     args = ap.parse_args()
 
     files = read_run(args.run)
@@ -169,7 +171,8 @@ def main():
     synthetic = bool(env.get("synthetic"))
     gpu_name = (gpu or {}).get("name")
     dest = os.path.abspath(args.dest) if args.dest else None
-    inside_results = dest is None or os.path.commonpath([dest, os.path.join(REPO, "results")]) == os.path.join(REPO, "results")
+    results = os.path.join(REPO, "results")
+    inside_results = dest is None or os.path.commonpath([dest, results]) == results
     if synthetic and not args.allow_synthetic:
         fail("the run is synthetic (env.json: synthetic); pass --allow-synthetic and a --dest outside results/")
     if synthetic and inside_results:
@@ -215,7 +218,8 @@ def main():
     table = {"schema": 1, "kind": "zeropp-operation-table", "provenance": "synthetic" if synthetic else "measured",
              "gpu": gpu_name, "driver": (gpu or {}).get("driver_version"),
              "note": "seconds per operation (median of repetitions; Google Benchmark runs: the mean of the timed "
-                     "iterations); tflops = flop / seconds; GBps = fewest bytes / seconds (microbench/kernel_bench.hpp)",
+                     "iterations); tflops = flop / seconds; GBps = fewest bytes / seconds "
+                     "(microbench/kernel_bench.hpp)",
              "entries": ops}
     with open(os.path.join(dest, "ops.json"), "w") as f:
         json.dump(table, f, indent=1)
@@ -230,7 +234,8 @@ def main():
         calibrate_cmd = [args.zeropp, "calibrate", *cal_inputs, "--base", base, "--name", f"{base}-measured",
                          "-o", profile if not (synthetic or not gpu_name) else os.path.join(dest, "profile.json")]
 
-    lines = [f"# Measured on {gpu_name or 'no GPU (rehearsal)'}" + (" (SYNTHETIC: not a measurement)" if synthetic else ""),
+    title = f"# Measured on {gpu_name or 'no GPU (rehearsal)'}"
+    lines = [title + (" (SYNTHETIC: not a measurement)" if synthetic else ""),
              "",
              f"Imported by `scripts/device/import.py` on {datetime.date.today().isoformat()} from a run of "
              f"`scripts/device/run.sh` (package commit {machine['package']['commit']}).",
@@ -250,8 +255,8 @@ def main():
                   " ".join(os.path.relpath(c, REPO) if os.path.isabs(c) and c.startswith(REPO) else c
                            for c in calibrate_cmd), "```", ""]
     lines += ["Headline numbers (scripts/device/summarize.py, the run's summary.json):", "", "```"]
-    lines += [json.dumps({k: summary.get(k) for k in ("tests", "gemm", "sdpa", "trainer", "torch_step",
-                                                       "mfu_zeropp_over_torch_eager", "loss_curve")}, indent=1), "```", ""]
+    headline = ("tests", "gemm", "sdpa", "trainer", "torch_step", "mfu_zeropp_over_torch_eager", "loss_curve")
+    lines += [json.dumps({k: summary.get(k) for k in headline}, indent=1), "```", ""]
     with open(os.path.join(dest, "README.md"), "w") as f:
         f.write("\n".join(lines))
 

@@ -42,8 +42,12 @@ if [ -z "$from_build" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DZEROPP_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a \
     -DZEROPP_E2E_NATIVE=OFF >/dev/null
   grep -q 'ZEROPP_HAVE_CUDA' "$build/CMakeCache.txt" || true
-  targets=$(ninja -C "$build" -t targets all | sed -n 's#^\(tests/[^:]*/\)\?\(test_[A-Za-z0-9_]*\(cuda\|nccl\)[A-Za-z0-9_]*\): .*#\2#p' | sort -u)
+  targets=$(ninja -C "$build" -t targets all |
+    sed -n 's#^\(tests/[^:]*/\)\?\(test_[A-Za-z0-9_]*\(cuda\|nccl\)[A-Za-z0-9_]*\): .*#\2#p' | sort -u)
   cmake --build "$build" --target zeropp-train zeropp-bench-cuda zeropp-bench zeropp $targets -j "$(nproc)"
 fi
-[ -x "$build/microbench/zeropp-bench-cuda" ] || { echo "package: $build has no zeropp-bench-cuda (CUDA off?)" >&2; exit 2; }
+if [ ! -x "$build/microbench/zeropp-bench-cuda" ]; then
+  echo "package: $build has no zeropp-bench-cuda (CUDA off?)" >&2
+  exit 2
+fi
 python3 scripts/device/package.py --build "$build" --out "$pkg"

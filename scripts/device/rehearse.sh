@@ -4,8 +4,9 @@
 # untracked-not-ignored files plus the carried package), and run.sh runs there under `env -i`, in a private mount
 # namespace where every library this machine has and a bare image would not is hidden:
 #   - /usr/lib/x86_64-linux-gnu keeps only the files of the essential packages (Priority required/important, and
-#     python3, with what they depend on: the C library, libstdc++, zlib, ...); Open MPI, PMIx, hwloc, libevent, fmt, Google
-#     Benchmark, libudev and the rest are whited out (an overlay), and /usr/share/openmpi and /etc/openmpi emptied;
+#     python3, with what they depend on: the C library, libstdc++, zlib, ...); Open MPI, PMIx, hwloc, libevent,
+#     fmt, Google Benchmark, libudev and the rest are whited out (an overlay), and /usr/share/openmpi and
+#     /etc/openmpi emptied;
 #   - NCCL is hidden in the CUDA toolkit (the device's toolkit has none: NCCL comes from PyTorch's nvidia-nccl-cu13
 #     wheel) and offered instead in a stand-in site-packages laid out as that wheel is (nvidia/nccl/lib), which
 #     run.sh finds through ZEROPP_DEVICE_SITE as it finds the real one through torch.
@@ -72,12 +73,14 @@ echo "hidden: \$hidden of \$(ls \$libdir | wc -l) entries of \$libdir"
 touch "$tmp/site/nvidia/nccl/lib/libnccl.so.2"
 mount --bind "$nccl" "$tmp/site/nvidia/nccl/lib/libnccl.so.2"
 for f in /usr/local/cuda/lib/libnccl*; do mknod "$tmp/mnt/cup/\${f##*/}" c 0 0; done
-mount -t overlay overlay -o lowerdir=/usr/local/cuda/lib,upperdir=$tmp/mnt/cup,workdir=$tmp/mnt/cwork /usr/local/cuda/lib
+mount -t overlay overlay -o lowerdir=/usr/local/cuda/lib,upperdir=$tmp/mnt/cup,workdir=$tmp/mnt/cwork \
+  /usr/local/cuda/lib
 for d in /usr/share/openmpi /usr/share/pmix /etc/openmpi; do [ -d \$d ] && mount -t tmpfs tmpfs \$d; done
 mount -t overlay overlay -o lowerdir=\$libdir,upperdir=$tmp/mnt/up,workdir=$tmp/mnt/work \$libdir
 ldconfig -C "$tmp/mnt/ld.so.cache" 2>/dev/null || true
 mount --bind "$tmp/mnt/ld.so.cache" /etc/ld.so.cache
-echo "check: libfmt visible? \$(ls \$libdir/libfmt* 2>/dev/null | wc -l); libmpi? \$(ls \$libdir/libmpi* 2>/dev/null | wc -l); NCCL in the toolkit? \$(ls /usr/local/cuda/lib/libnccl* 2>/dev/null | wc -l)"
+echo "check: libfmt visible? \$(ls \$libdir/libfmt* 2>/dev/null | wc -l); libmpi? \$(ls \$libdir/libmpi* 2>/dev/null |
+  wc -l); NCCL in the toolkit? \$(ls /usr/local/cuda/lib/libnccl* 2>/dev/null | wc -l)"
 cd "$tmp/tree"
 env -i PATH=/usr/local/cuda/bin:/usr/bin:/bin HOME=/root OUT="$tmp/out" WORK="$tmp/work" \
   ZEROPP_DEVICE_SITE="$tmp/site" DEADLINE_S="\${DEADLINE_S:-420}" STEPS="\${STEPS:-}" bash scripts/device/run.sh

@@ -32,7 +32,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 src=$PWD
-pkg=$(cd "${DEVICE_PKG:-.device}" 2>/dev/null && pwd) || { echo "run: no package ${DEVICE_PKG:-.device} (scripts/device/package.sh)"; exit 2; }
+if ! pkg=$(cd "${DEVICE_PKG:-.device}" 2>/dev/null && pwd); then
+  echo "run: no package ${DEVICE_PKG:-.device} (scripts/device/package.sh makes it)"
+  exit 2
+fi
 out=${OUT:-$src/results/device-run}
 work=${WORK:-/tmp/zeropp-device}
 steps=${STEPS:-env,tests,gemm_lt,gemm_torch,sdpa,kernels,trainer,torch,loss,torch_math}
@@ -44,8 +47,10 @@ start=$(date +%s)
 py=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 
-# ---- the package's environment: its libraries before the system's, Open MPI relocated into it, one singleton.
-export LD_LIBRARY_PATH="$pkg/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# ---- the package's environment: Open MPI relocated into it, one singleton. Its libraries go before the system's
+# for the carried programs only (ZEROPP_LD_LIBRARY_PATH, through `zp`): Python and PyTorch keep the device's own
+# zlib and the rest.
+export ZEROPP_LD_LIBRARY_PATH="$pkg/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OPAL_PREFIX="$pkg" OPAL_PKGLIBDIR="$pkg/lib/openmpi3" OPAL_LIBDIR="$pkg/lib" OPAL_PKGDATADIR="$pkg/share/openmpi"
 export OPAL_DATADIR="$pkg/share" OPAL_SYSCONFDIR="$pkg/etc/openmpi"
 export PMIX_MCA_mca_base_component_path="$pkg/lib/pmix" PMIX_INSTALL_PREFIX="$pkg"
@@ -53,7 +58,9 @@ export OMPI_MCA_ess_singleton_isolated=1 OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export ZEROPP_CONFIGS="$src/configs"
 bin=$pkg/bin
-export src pkg out work py bin  # the step_* functions run in a child bash (under `timeout`)
+zp="$src/scripts/device/zp"  # runs a carried program with ZEROPP_LD_LIBRARY_PATH as its LD_LIBRARY_PATH
+export src pkg out work py bin zp  # the step_* functions run in a child bash (under `timeout`)
+chmod +x "$zp" "$bin"/* 2>/dev/null || true  # in case a copy on the way dropped the modes
 
 elapsed() { echo $(($(date +%s) - start)); }
 steps_file=$work/steps.jsonl
@@ -61,7 +68,9 @@ steps_file=$work/steps.jsonl
 
 pack() {
   "$py" "$src/scripts/device/summarize.py" "$work" >"$work/summary.txt" 2>&1 || true
-  [ -f "$work/summary.json" ] && cp "$work/summary.json" "$out/summary.json.tmp" && mv "$out/summary.json.tmp" "$out/summary.json"
+  if [ -f "$work/summary.json" ]; then
+    cp "$work/summary.json" "$out/summary.json.tmp" && mv "$out/summary.json.tmp" "$out/summary.json"
+  fi
   tar czf "$out/results.tar.gz.tmp" -C "$work" . 2>/dev/null && mv "$out/results.tar.gz.tmp" "$out/results.tar.gz"
 }
 
@@ -88,7 +97,9 @@ run_step() {
     rc=$?
     ms=$((($(date +%s%N) - t0) / 1000000))
     tail -n "${TAIL_LINES:-12}" "$work/$name.log"
-    if [ "$rc" -eq 0 ]; then status=ok; elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then status=timeout; else status=failed; fi
+    status=failed
+    [ "$rc" -eq 0 ] && status=ok
+    { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && status=timeout
     echo "== $name: $status (rc $rc, $ms ms)"
   fi
   printf '{"step": "%s", "status": "%s", "rc": %s, "budget_s": %s, "at_s": %s, "ms": %s}\n' "$name" "$status" "$rc" \
@@ -98,15 +109,19 @@ run_step() {
 
 # ---- env: where everything is, before any measurement.
 step_env() {
-  nvidia-smi --query-gpu=name,pci.bus_id,driver_version,memory.total,compute_cap,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.limit,power.default_limit,power.max_limit,pstate,temperature.gpu,persistence_mode \
-    --format=csv >"$work/nvidia-smi.csv" 2>&1 || echo "nvidia-smi failed" >>"$work/nvidia-smi.csv"
+  local fields=name,pci.bus_id,driver_version,memory.total,compute_cap,clocks.sm,clocks.max.sm,clocks.mem
+  fields+=,clocks.max.mem,power.limit,power.default_limit,power.max_limit,pstate,temperature.gpu,persistence_mode
+  # A field this driver does not know fails the whole query: then the five the issue needs, which every driver has.
+  nvidia-smi --query-gpu="$fields" --format=csv >"$work/nvidia-smi.csv" 2>&1 ||
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv \
+      >"$work/nvidia-smi.csv" 2>&1 || echo "nvidia-smi failed" >>"$work/nvidia-smi.csv"
   nvidia-smi -q >"$work/nvidia-smi-q.txt" 2>&1 || true
   cat "$work/nvidia-smi.csv"
   # CUDA libraries the binaries need, from the toolkit, the driver and PyTorch's wheels; ldd of every binary.
   local rc=0
   "$py" "$src/scripts/device/find_libs.py" --package "$pkg" --json "$work/libs.json" --env "$work/libs.env" || rc=1
   # shellcheck disable=SC1091
-  [ -f "$work/libs.env" ] && . "$work/libs.env"
+  [ -f "$work/libs.env" ] && . "$work/libs.env"  # ZEROPP_LD_LIBRARY_PATH with the CUDA libraries' folders
   "$py" - "$work/env.json" "$pkg/manifest.json" <<'PY'
 import json, os, platform, subprocess, sys, time
 def run(cmd):
@@ -133,8 +148,8 @@ except Exception as e:
 json.dump(env, open(sys.argv[1], "w"), indent=1)
 print("torch:", env["torch"])
 PY
-  "$bin/zeropp-bench-cuda" --version || rc=1
-  "$bin/zeropp-bench-cuda" --zeropp_gemm_models=gpt3-13b,llama3-8b,llama3-70b --zeropp_gemm_tp=1,2,4,8 \
+  "$zp" "$bin/zeropp-bench-cuda" --version || rc=1
+  "$zp" "$bin/zeropp-bench-cuda" --zeropp_gemm_models=gpt3-13b,llama3-8b,llama3-70b --zeropp_gemm_tp=1,2,4,8 \
     --zeropp_gemm_batch=1,2,4 --zeropp_list_shapes="$work/shapes.json" || rc=1
   return $rc
 }
@@ -147,7 +162,7 @@ run_step tests 90 "$py" "$src/scripts/device/run_tests.py" --package "$pkg" --sr
   --json "$work/tests.json" --per-test-timeout 60
 
 # ---- b. the operation table.
-run_step gemm_lt 70 "$bin/zeropp-bench-cuda" --zeropp_gemm_hidden= --zeropp_gemm_seq= --zeropp_gemm_square=8192 \
+run_step gemm_lt 70 "$zp" "$bin/zeropp-bench-cuda" --zeropp_gemm_hidden= --zeropp_gemm_seq= --zeropp_gemm_square=8192 \
   --zeropp_gemm_models=gpt3-13b,llama3-8b,llama3-70b --zeropp_gemm_tp=1,2,4,8 --zeropp_gemm_batch=1,2,4 \
   --zeropp_layer_hidden= --zeropp_optimizer_params= --zeropp_iterations=5 \
   --benchmark_out="$work/gemm-cublaslt.json" --benchmark_out_format=json
@@ -160,7 +175,7 @@ run_step sdpa 45 "$py" "$src/scripts/device/sdpa_bench.py" --shapes "$work/shape
 # Layer passes at GPT-3 1.3B's and 13B's width (d = 128, s = 2048), the optimizer at 16 M to 256 M parameters,
 # kernels at 8192 tokens of Llama-3 8B/70B and GPT-3 1.3B widths, cross-entropy at GPT's (padded) and Llama-3's
 # vocabularies.
-run_step kernels 50 "$bin/zeropp-bench-cuda" --zeropp_gemm_hidden= --zeropp_gemm_seq= \
+run_step kernels 50 "$zp" "$bin/zeropp-bench-cuda" --zeropp_gemm_hidden= --zeropp_gemm_seq= \
   --zeropp_layer_hidden=2048,5120 --zeropp_layer_head_dim=128 --zeropp_layer_seq=2048 --zeropp_layer_batch=1 \
   --zeropp_optimizer_params=16777216,67108864,268435456 \
   --zeropp_kernel_rows=8192 --zeropp_kernel_hidden=2048,4096,8192 --zeropp_kernel_vocab=50304,128256 \
@@ -173,7 +188,7 @@ cat >"$work/gpt3-1.3b-1gpu.plan.json" <<JSON
  "parallel": {"strategy": "1f1b_zero1", "schedule": "1f1b", "pp": 1, "micro_batch": $micro_batch,
               "micro_batches": $micro_batches, "dtype": "bf16"}}
 JSON
-run_step trainer 90 "$bin/zeropp-train" --plan "$work/gpt3-1.3b-1gpu.plan.json" --backend cuda --steps 8 \
+run_step trainer 90 "$zp" "$bin/zeropp-train" --plan "$work/gpt3-1.3b-1gpu.plan.json" --backend cuda --steps 8 \
   --compare-model=analytic --trace "$work/trainer-gpt3-1.3b.trace.json" --out "$work/trainer-gpt3-1.3b.json"
 run_step torch 150 "$py" "$src/e2e/compare_torch.py" --layers 24 --hidden 2048 --heads 16 --seq 2048 --vocab 50257 \
   --micro-batch "$micro_batch" --micro-batches "$micro_batches" --warmup 2 --steps 6 --modes eager,compile \
@@ -188,8 +203,8 @@ JSON
 step_loss() {
   local rc=0
   for be in cpu cuda; do
-    "$bin/zeropp-train" --plan "$work/tiny.plan.json" --backend "$be" --steps "${TRACK_STEPS:-30}" --seed 1234 --quiet \
-      --out "$work/loss-$be.json" || rc=1
+    "$zp" "$bin/zeropp-train" --plan "$work/tiny.plan.json" --backend "$be" --steps "${TRACK_STEPS:-30}" \
+      --seed 1234 --quiet --out "$work/loss-$be.json" || rc=1
   done
   return $rc
 }

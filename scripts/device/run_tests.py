@@ -4,7 +4,8 @@ one JSON: per test executable or command, passed / failed / skipped counts and t
 
 gtest executables run whole, once, with --gtest_output=json (faster than ctest's one process per test); a command
 runs as ctest would run it, its SKIP/FAIL/PASS regular expressions applied to its output. Tests that need several
-ranks are listed as not run, with the reason. Exit 1 when anything failed.
+ranks are listed as not run, with the reason. The tests run with ZEROPP_LD_LIBRARY_PATH (run.sh: the package's
+and the CUDA libraries' folders) as their LD_LIBRARY_PATH. Exit 1 when anything failed.
 Usage: run_tests.py --package PKG --src REPO --work DIR --json OUT [--per-test-timeout S]
 """
 import argparse
@@ -14,6 +15,10 @@ import re
 import subprocess
 import sys
 import time
+
+CHILD_ENV = dict(os.environ)
+if "ZEROPP_LD_LIBRARY_PATH" in os.environ:
+    CHILD_ENV["LD_LIBRARY_PATH"] = os.environ["ZEROPP_LD_LIBRARY_PATH"]
 
 
 def expand(arg, pkg, src, work):
@@ -26,10 +31,12 @@ def run_gtest(entry, exe, work, timeout):
     report = os.path.join(work, f"gtest-{entry['name']}.json")
     t0 = time.time()
     try:
-        r = subprocess.run([exe, f"--gtest_output=json:{report}"], capture_output=True, text=True, timeout=timeout)
+        r = subprocess.run([exe, f"--gtest_output=json:{report}"], capture_output=True, text=True, timeout=timeout,
+                           env=CHILD_ENV)
         output, rc = r.stdout + r.stderr, r.returncode
     except subprocess.TimeoutExpired as e:
-        output, rc = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or ""), None
+        out = e.stdout or ""
+        output, rc = out.decode(errors="replace") if isinstance(out, bytes) else out, None
     result = {"name": entry["name"], "kind": "gtest", "rc": rc, "seconds": time.time() - t0, "passed": 0, "failed": 0,
               "skipped": 0, "failures": [], "skips": []}
     if os.path.exists(report):
@@ -62,7 +69,7 @@ def run_command(entry, exe, pkg, src, work, timeout):
     cmd = [exe] + [expand(a, pkg, src, work) for a in entry.get("args", [])]
     t0 = time.time()
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=CHILD_ENV)
         output, rc = r.stdout + r.stderr, r.returncode
     except subprocess.TimeoutExpired:
         output, rc = "", None

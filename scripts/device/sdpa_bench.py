@@ -114,7 +114,8 @@ def main():
                     if backend == "default":
                         reference = out.float()
                     row["_out"] = out
-                print(f"{shape['case']:42s} {backend:8s} fwd {r['forward_ms']:8.3f} ms {r['forward_tflops_causal']:6.1f} "
+                print(f"{shape['case']:42s} {backend:8s} fwd {r['forward_ms']:8.3f} ms "
+                      f"{r['forward_tflops_causal']:6.1f} "
                       f"TFLOP/s  bwd {r['backward_ms']:8.3f} ms {r['backward_tflops_causal']:6.1f} TFLOP/s")
             except Exception as e:  # a backend that does not take this shape (or is not built in) says why
                 row["error"] = f"{type(e).__name__}: {e}"[:400]

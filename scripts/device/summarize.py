@@ -65,7 +65,9 @@ def main():
     s["tests"] = tests["totals"] if tests else None
 
     lt = bench_runs(load(w, "gemm-cublaslt.json"), "gemm/cublaslt/bf16/")
-    torch_gemm = {r["name"].removeprefix("gemm/torch/bf16/"): r for r in (load(w, "gemm-torch.json") or {}).get("results", [])}
+    torch_rows = (load(w, "gemm-torch.json") or {}).get("results", [])
+    torch_gemm = {r["name"].removeprefix("gemm/torch/bf16/"): r for r in torch_rows}
+    torch_square = torch_gemm.get("square/n:8192")
     ratios = []
     for name, run in lt.items():
         key = name.removeprefix("gemm/cublaslt/bf16/")
@@ -75,7 +77,7 @@ def main():
     s["gemm"] = {
         "cublaslt_shapes": len(lt), "torch_shapes": len(torch_gemm),
         "cublaslt_square8192_tflops": square["FLOP/s"] / 1e12 if square else None,
-        "torch_square8192_tflops": torch_gemm["square/n:8192"]["flop_per_s"] / 1e12 if "square/n:8192" in torch_gemm else None,
+        "torch_square8192_tflops": torch_square["flop_per_s"] / 1e12 if torch_square else None,
         "cublaslt_over_torch_median": statistics.median(ratios) if ratios else None,
         "cublaslt_over_torch_min": min(ratios) if ratios else None,
     }
@@ -139,15 +141,18 @@ def main():
     gm = s["gemm"]
     print(f"gemm: {gm['cublaslt_shapes']} LtMatmul / {gm['torch_shapes']} torch shapes; 8192^3 "
           f"{fmt(gm['cublaslt_square8192_tflops'])} vs {fmt(gm['torch_square8192_tflops'])} TFLOP/s; "
-          f"LtMatmul/torch median {fmt(gm['cublaslt_over_torch_median'], '.3f')}, min {fmt(gm['cublaslt_over_torch_min'], '.3f')}")
+          f"LtMatmul/torch median {fmt(gm['cublaslt_over_torch_median'], '.3f')}, "
+          f"min {fmt(gm['cublaslt_over_torch_min'], '.3f')}")
     for backend, r in s["sdpa"].items():
         print(f"sdpa {backend}: {r['shapes']} shapes ({r['errors']} errors), causal TFLOP/s median fwd "
               f"{fmt(r['forward_tflops_causal_median'])} bwd {fmt(r['backward_tflops_causal_median'])}")
     if "trainer" in s:
         tr = s["trainer"]
+        err = tr["prediction_relative_error"]
         print(f"zeropp-train gpt3-1.3b: {tr['tokens_per_second']:.0f} tokens/s, MFU {100 * tr['mfu']:.1f}%, peak "
-              f"{tr['peak_memory_bytes'] / 2**30:.2f} GiB; predicted step {fmt(tr['predicted_iteration_seconds'], '.4f')} s "
-              f"vs measured {tr['iteration_seconds']:.4f} s ({fmt(100 * tr['prediction_relative_error'] if tr['prediction_relative_error'] is not None else None, '+.1f')}%)")
+              f"{tr['peak_memory_bytes'] / 2**30:.2f} GiB; predicted step "
+              f"{fmt(tr['predicted_iteration_seconds'], '.4f')} s vs measured {tr['iteration_seconds']:.4f} s "
+              f"({fmt(100 * err if err is not None else None, '+.1f')}%)")
     else:
         print("zeropp-train gpt3-1.3b: missing")
     for mode, r in s["torch_step"].items():

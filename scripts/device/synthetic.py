@@ -70,9 +70,10 @@ def main():
     for a in shapes["attention"]:
         full = 4.0 * a["batch"] * a["heads"] * a["seq"] ** 2 * a["head_dim"]
         for backend in ("flash", "cudnn", "default"):
-            sdpa.append({"case": a["case"], "backend": backend, **{k: a[k] for k in ("model", "tp", "b", "batch", "heads",
-                         "kv_heads", "seq", "head_dim")}, "forward_ms": full / 2 / 400e12 * 1e3,
-                         "backward_ms": 2.5 * full / 2 / 300e12 * 1e3, "forward_tflops_causal": 400.0,
+            keys = ("model", "tp", "b", "batch", "heads", "kv_heads", "seq", "head_dim")
+            sdpa.append({"case": a["case"], "backend": backend, **{k: a[k] for k in keys},
+                         "forward_ms": full / 2 / 400e12 * 1e3, "backward_ms": 2.5 * full / 2 / 300e12 * 1e3,
+                         "forward_tflops_causal": 400.0,
                          "backward_tflops_causal": 300.0, "flop_forward_causal": full / 2,
                          "flop_backward_causal": 2.5 * full / 2})
     files["sdpa.json"] = {"schema": 1, "tool": "synthetic", "results": sdpa}
@@ -114,7 +115,8 @@ def main():
                 tar.add(os.path.join(work, name), arcname="./" + name)
         with open(os.path.join(work, "summary.json")) as src, open(os.path.join(args.out, "summary.json"), "w") as dst:
             dst.write(src.read())
-    print(f"synthetic: {args.out}/results.tar.gz ({len(gemm)} GEMMs, {len(sdpa)} attention rows; SYNTHETIC, not measured)")
+    print(f"synthetic: {args.out}/results.tar.gz ({len(gemm)} GEMMs, {len(sdpa)} attention rows; SYNTHETIC, "
+          "not measured)")
     return 0
 
 

@@ -13,9 +13,11 @@
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
+#include "cost_model/spec/atomic_file.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/printable.hpp"
 #include "microbench/cpu_profile.hpp"
+#include "microbench/model_shapes.hpp"
 #include "microbench/mpi_world.hpp"
 #include "microbench/options.hpp"
 #include "microbench/suites.hpp"
@@ -80,6 +82,18 @@ int main(int argc, char** argv) {
   Options options;
   try {
     options = parse_options(argc, argv);
+    // The models of --zeropp_gemm_models are loaded (and tp checked against them) before any work, so that a
+    // mistyped name is exit 2 like any bad option; --zeropp_list_shapes writes their shapes and stops here.
+    const std::vector<ModelCase> cases = model_cases(options);
+    if (!options.list_shapes.empty()) {
+      if (rank == 0) {
+        zeropp::write_file_atomically(options.list_shapes, shape_list(cases).dump(1) + "\n", "--zeropp_list_shapes",
+                                      zeropp::ParentDirs::must_exist);
+        std::cout << "wrote " << options.list_shapes << ": " << cases.size() << " model cases\n";
+      }
+      MPI_Finalize();
+      return 0;
+    }
   } catch (const std::exception& e) {
     if (rank == 0) std::cerr << "zeropp-bench: error: " << zeropp::printable(e.what()) << "\n";
     MPI_Finalize();

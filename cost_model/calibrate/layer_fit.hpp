@@ -1,6 +1,6 @@
 #pragma once
 // The memory-bound part of a layer, fitted to the trainer's own block passes ("layer/<backend>/<dtype>/<F|B|W>/
-// h:../a:../s:../b:.." from zeropp-bench, microbench/cpu/layer_bench.hpp).
+// h:../a:../s:../b:.." from zeropp-bench, microbench/layer_bench.hpp).
 //
 // The time model (cost_model/analytic/time_model.hpp) prices a layer pass as its GEMMs (FLOPs over peak times
 // the GEMM table's efficiency) plus its memory-bound kernels' bytes over cluster.memory_bandwidth. The GEMM table

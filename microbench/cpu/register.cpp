@@ -1,7 +1,8 @@
-// zeropp-bench (CPU): Eigen fp32 GEMMs of transformer shapes, the trainer's block F/B/W passes, its optimizer
-// step and MPI collectives.
+// zeropp-bench (CPU): Eigen fp32 GEMMs of transformer shapes, the trainer's block F/B/W passes and its attention
+// kernels (unfused and flash), its optimizer step and MPI collectives.
 #include <string>
 
+#include "microbench/cpu/attention_bench.hpp"
 #include "microbench/cpu/eigen_gemm.hpp"
 #include "microbench/cpu/layer_bench.hpp"
 #include "microbench/cpu/mpi_collectives.hpp"
@@ -30,6 +31,19 @@ void register_layers(const Options& options, const MpiWorld& world) {
           ->Iterations(options.iterations)
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
+    }
+    for (bool flash : {false, true}) {
+      for (LayerPass pass : {LayerPass::F, LayerPass::B}) {
+        const std::string name = std::string("attention/trainer/fp32/") + (flash ? "flash/" : "unfused/") +
+                                 layer_pass_name(pass) + "/" + shape.name();
+        benchmark::RegisterBenchmark(name.c_str(),
+                                     [shape, flash, pass, comm](benchmark::State& state) {
+                                       bench_trainer_attention(state, shape, flash, pass, comm);
+                                     })
+            ->Iterations(options.iterations)
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+      }
     }
   }
 }

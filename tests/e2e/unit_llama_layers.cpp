@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "e2e/backend/cpu_backend.hpp"
@@ -22,31 +22,12 @@ using testing::random_vector;
 using testing::rel_error;
 using testing::upload;
 
-constexpr float kStep = 1e-2f;
+using testing::dot;
+using testing::numeric_grad;
+using testing::to_double;
+
 constexpr double kGradTolerance = 1e-3;
 constexpr double kForwardTolerance = 1e-5;
-
-double dot(const std::vector<float>& out, const std::vector<float>& r) {
-  double s = 0.0;
-  for (std::size_t i = 0; i < out.size(); ++i) s += static_cast<double>(out[i]) * r[i];
-  return s;
-}
-
-std::vector<double> numeric_grad(std::vector<float>& x, const std::function<double()>& objective) {
-  std::vector<double> g(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const float keep = x[i];
-    x[i] = keep + kStep;
-    const double up = objective();
-    x[i] = keep - kStep;
-    const double down = objective();
-    x[i] = keep;
-    g[i] = (up - down) / (2.0 * kStep);
-  }
-  return g;
-}
-
-std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 
 // ---------------------------------------------------------------- fp64 references
 
@@ -257,37 +238,35 @@ TEST(LlamaLayers, AttentionForwardMatchesTheFp64Reference) {
   }
 }
 
+// Both kernels' input gradients for the same qkv and output gradient: {unfused, flash}.
+std::pair<std::vector<double>, std::vector<double>> both_backwards(CpuBackend& be, const AttnShape& a,
+                                                                   const std::vector<float>& qkv,
+                                                                   const std::vector<float>& r) {
+  const Buffer x = upload(be, qkv), dy = upload(be, r);
+  Buffer out(be, std::int64_t(a.out())), att(be, std::int64_t{a.B} * a.NH * a.T * a.T), d1(be, std::int64_t(a.qkv()));
+  be.grouped_attention_forward(out.view(), att.view(), x.view(), a.B, a.T, a.NH, a.KVH, a.hs);
+  be.grouped_attention_backward(d1.view(), dy.view(), x.view(), att.view(), a.B, a.T, a.NH, a.KVH, a.hs);
+  Buffer fout(be, std::int64_t(a.out())), lse(be, std::int64_t{a.B} * a.NH * a.T), d2(be, std::int64_t(a.qkv()));
+  be.flash_attention_forward(fout.view(), lse.view(), x.view(), a.B, a.T, a.NH, a.KVH, a.hs);
+  be.flash_attention_backward(d2.view(), dy.view(), fout.view(), lse.view(), x.view(), a.B, a.T, a.NH, a.KVH, a.hs);
+  return {to_double(download(be, d1.view())), to_double(download(be, d2.view()))};
+}
+
 TEST(LlamaLayers, AttentionGradientsMatchFiniteDifferencesAndEachOther) {
   CpuBackend be;
   for (const AttnShape& a : {kShapes[0], kShapes[2]}) {  // small enough for finite differences of every input
     auto qkv = random_vector(a.qkv(), 14);
     const auto r = random_vector(a.out(), 15);
-    const Buffer x = upload(be, qkv), dy = upload(be, r);
-    // unfused
-    Buffer out(be, std::int64_t(a.out())), att(be, std::int64_t{a.B} * a.NH * a.T * a.T), d1(be, std::int64_t(a.qkv()));
-    be.grouped_attention_forward(out.view(), att.view(), x.view(), a.B, a.T, a.NH, a.KVH, a.hs);
-    be.grouped_attention_backward(d1.view(), dy.view(), x.view(), att.view(), a.B, a.T, a.NH, a.KVH, a.hs);
-    // flash
-    Buffer fout(be, std::int64_t(a.out())), lse(be, std::int64_t{a.B} * a.NH * a.T), d2(be, std::int64_t(a.qkv()));
-    be.flash_attention_forward(fout.view(), lse.view(), x.view(), a.B, a.T, a.NH, a.KVH, a.hs);
-    be.flash_attention_backward(d2.view(), dy.view(), fout.view(), lse.view(), x.view(), a.B, a.T, a.NH, a.KVH, a.hs);
+    const auto [unfused, flash] = both_backwards(be, a, qkv, r);
     const auto numeric = numeric_grad(qkv, [&]() { return dot(flash_forward(be, a, qkv), r); });
-    EXPECT_LT(rel_error(to_double(download(be, d2.view())), numeric), kGradTolerance) << "flash vs differences";
-    EXPECT_LT(rel_error(to_double(download(be, d1.view())), numeric), kGradTolerance) << "unfused vs differences";
-    EXPECT_LT(rel_error(to_double(download(be, d2.view())), to_double(download(be, d1.view()))), 1e-5)
-        << "flash vs unfused";
+    EXPECT_LT(rel_error(flash, numeric), kGradTolerance) << "flash vs differences";
+    EXPECT_LT(rel_error(unfused, numeric), kGradTolerance) << "unfused vs differences";
+    EXPECT_LT(rel_error(flash, unfused), 1e-5) << "flash vs unfused";
   }
   // Several tiles (T = 70, 130): flash's backward against the unfused one.
   for (const AttnShape& a : {kShapes[1], kShapes[3]}) {
-    const auto qkv = random_vector(a.qkv(), 16), r = random_vector(a.out(), 17);
-    const Buffer x = upload(be, qkv), dy = upload(be, r);
-    Buffer out(be, std::int64_t(a.out())), att(be, std::int64_t{a.B} * a.NH * a.T * a.T), d1(be, std::int64_t(a.qkv()));
-    be.grouped_attention_forward(out.view(), att.view(), x.view(), a.B, a.T, a.NH, a.KVH, a.hs);
-    be.grouped_attention_backward(d1.view(), dy.view(), x.view(), att.view(), a.B, a.T, a.NH, a.KVH, a.hs);
-    Buffer fout(be, std::int64_t(a.out())), lse(be, std::int64_t{a.B} * a.NH * a.T), d2(be, std::int64_t(a.qkv()));
-    be.flash_attention_forward(fout.view(), lse.view(), x.view(), a.B, a.T, a.NH, a.KVH, a.hs);
-    be.flash_attention_backward(d2.view(), dy.view(), fout.view(), lse.view(), x.view(), a.B, a.T, a.NH, a.KVH, a.hs);
-    EXPECT_LT(rel_error(to_double(download(be, d2.view())), to_double(download(be, d1.view()))), 1e-5) << "T " << a.T;
+    const auto [unfused, flash] = both_backwards(be, a, random_vector(a.qkv(), 16), random_vector(a.out(), 17));
+    EXPECT_LT(rel_error(flash, unfused), 1e-5) << "T " << a.T;
   }
 }
 

@@ -34,20 +34,8 @@ GptConfig tiny() {
 // Llama layers (RMSNorm, SwiGLU, no biases), 4 query heads over 2 KV heads, RoPE, untied head; flash attention,
 // or the unfused kernel with half of each head rotating (a partial rotary share).
 GptConfig tiny_llama(bool flash) {
-  GptConfig g;
-  g.L = 2;
-  g.C = 16;
-  g.NH = 4;
-  g.KVH = 2;
-  g.T = 6;
-  g.V = 11;
-  g.F = 24;
-  g.llama = true;
-  g.tied = false;
-  g.rope = true;
-  g.rope_theta = 500000;
-  g.flash = flash;
-  if (!flash) g.rotary_fraction = 0.5;
+  GptConfig g = testing::tiny_llama(flash);
+  if (!flash) g.rotary_fraction = 0.5;  // the unfused variant also rotates only half of each head
   return g;
 }
 

@@ -17,6 +17,7 @@ namespace zeropp::e2e {
 namespace {
 
 using testing::download;
+using testing::tiny_llama;
 
 // Collectives among threads: each rank publishes its pointer, all wait, each reads what it needs, all wait.
 // Sums run in rank order, so every rank computes bit-identical results.
@@ -88,23 +89,6 @@ GptConfig tiny_gpt() {
   return g;
 }
 
-// Llama layers with 4 query heads over 2 KV heads: each TP rank holds 2 query heads and 1 KV head (Megatron's split).
-GptConfig tiny_llama(bool flash) {
-  GptConfig g;
-  g.L = 2;
-  g.C = 16;
-  g.NH = 4;
-  g.KVH = 2;
-  g.T = 6;
-  g.V = 11;
-  g.F = 24;
-  g.llama = true;
-  g.tied = false;
-  g.rope = true;
-  g.rope_theta = 500000;
-  g.flash = flash;
-  return g;
-}
 
 void check_tp(bool sequence_parallel, const GptConfig& g = tiny_gpt()) {
   const int b = 2, t = 2;

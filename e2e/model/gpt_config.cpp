@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "cost_model/analytic/collectives.hpp"
 #include "cost_model/analytic/params.hpp"
+#include "cost_model/simulate/costs_from_plan.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/names.hpp"
@@ -209,20 +209,16 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
                     "optimizer step, not under the next forward (state false)");
   // The cost model overlaps the DP gradient sync with the backward only when it cuts it into buckets (framework.hpp,
   // dp_sync_buckets); the trainer runs each stage's sync as one collective after its last W, which is what one
-  // bucket means. So overlap_grad_reduce runs as priced unless a stage would have several buckets.
-  if (p.overlap_grad_reduce && analytic::dp_sync_group(p).size > 1) {
-    const int stages = p.pp * p.v;
-    const int layers = analytic::layers_per_virtual_stage(plan.model, p.pp, p.v);
-    for (int vs = 0; vs < stages; ++vs) {
-      const double params =
-          static_cast<double>(analytic::virtual_stage_params(plan.model, p.pp, p.v, vs, p.tp).total());
-      if (const int n = dp_sync_buckets(p, vs, params, layers); n > 1)
+  // bucket means. So overlap_grad_reduce runs as priced unless the simulator's inputs give a stage several buckets.
+  if (p.overlap_grad_reduce) {
+    const simulate::ActionCosts costs = simulate::costs_from_plan(plan);
+    for (int vs = 0; vs < costs.stage_count(); ++vs)
+      if (const int n = costs.stages[static_cast<std::size_t>(vs)].dp_sync_buckets; n > 1)
         throw SpecError("parallel.overlap_grad_reduce",
                         fmt::format("parallel.overlap_grad_reduce=true: the cost model overlaps stage {}'s gradient "
                                     "sync with its backward in {} buckets ({}); the trainer syncs once after the "
                                     "backward (state false)",
                                     vs, n, to_string(framework_of(p))));
-    }
   }
 }
 

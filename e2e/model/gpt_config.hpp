@@ -75,8 +75,8 @@ void apply_model_override(ModelSpec& m, const std::string& item);
 void check_plan_runs(const Plan&, bool compute_f32);
 
 // What the trainer does with each key of a plan's "parallel" and "model" objects, one line per key: the list
-// check_plan_runs and gpt_config_from enforce, printed by `zeropp-train --list-keys` and checked against the
-// spec's own key lists by the unit tests (a new key must be sorted into executed or refused here).
+// check_plan_runs and gpt_config_from enforce, checked against the spec's own keys by tests/e2e/unit_model.cpp (a
+// new key must be sorted into executed or refused here).
 struct KeySupport {
   const char* key;   // "parallel.tp_comm_overlap"
   const char* what;  // "refused when true: ..."

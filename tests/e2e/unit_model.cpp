@@ -525,3 +525,47 @@ TEST(Model, EveryPlanKeyIsExecutedOrRefused) {
 
 }  // namespace
 }  // namespace zeropp::e2e
+
+namespace zeropp::e2e {
+namespace {
+
+// The plan half of the list on both backends' precisions (no GPU needed: the rules are pure).
+TEST(Model, PlanKeysRefusedForTheBackend) {
+  auto plan = [](const std::string& parallel) {
+    return plan_from_json(nlohmann::json::parse(R"({"model": {"name": "m", "layers": 4, "hidden": 32, "heads": 4,
+        "seq_len": 16, "vocab": 64, "mlp": "swiglu"}, "cluster": {"name": "c", "nodes": 2, "gpus_per_node": 4,
+        "peak_tflops": {"fp32": 1, "bf16": 2}, "memory_gib": 4, "intra": {"bandwidth_GBps": 5, "latency_us": 2},
+        "inter": {"bandwidth_GBps": 5, "latency_us": 2}}, "parallel": )" +
+                                                parallel + "}"));
+  };
+  auto refused = [](const Plan& p, bool cpu) {
+    try {
+      check_plan_runs(p, cpu);
+    } catch (const SpecError& e) {
+      return std::string(e.field());
+    }
+    return std::string("runs");
+  };
+  const std::string zeropp = R"({"strategy": "zeropp_b", "z": 2, "pp": 2, "micro_batches": 4, "unit": 2, )";
+  EXPECT_EQ(refused(plan(zeropp + R"("dtype": "fp32"})"), true), "runs");
+  EXPECT_EQ(refused(plan(zeropp + R"("dtype": "fp32"})"), false), "parallel.dtype");  // CUDA computes in bf16
+  EXPECT_EQ(refused(plan(zeropp + R"("dtype": "bf16"})"), true), "parallel.dtype");
+  // ZeroPP's framework keeps bf16 gradients and reduces them in bf16; the trainer's are fp32 (Megatron's).
+  EXPECT_EQ(refused(plan(zeropp + R"("dtype": "bf16"})"), false), "parallel.framework");
+  EXPECT_EQ(refused(plan(zeropp + R"("dtype": "bf16", "reduce_dtype": "fp32"})"), false), "runs");
+  EXPECT_EQ(refused(plan(zeropp + R"("dtype": "bf16", "reduce_dtype": "bf16", "framework": "megatron"})"), false),
+            "parallel.reduce_dtype");
+  const std::string megatron = R"({"strategy": "3d", "tp": 2, "pp": 2, "micro_batches": 4, "dtype": "bf16")";
+  EXPECT_EQ(refused(plan(megatron + "}"), false), "runs");
+  EXPECT_EQ(refused(plan(megatron + R"(, "framework": "fsdp2"})"), false), "parallel.framework");  // fp32 shards
+  EXPECT_EQ(refused(plan(megatron + R"(, "recompute": "selective"})"), false), "parallel.recompute");
+  EXPECT_EQ(refused(plan(megatron + R"(, "sequence_parallel": true, "tp_comm_overlap": true})"), false),
+            "parallel.tp_comm_overlap");
+  EXPECT_EQ(refused(plan(R"({"strategy": "1f1b_zero1", "pp": 2, "dp": 2, "micro_batches": 4, "dtype": "bf16",
+                             "overlap_param_gather": true})"),
+                    false),
+            "parallel.overlap_param_gather");
+}
+
+}  // namespace
+}  // namespace zeropp::e2e

@@ -1,11 +1,14 @@
 // zeropp-bench main: MPI first, then Google Benchmark. Every rank runs every benchmark (collectives need all of
 // them); only rank 0 reports, and only rank 0 writes --benchmark_out, so ranks never race on the file.
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
 #include <initializer_list>
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 #include <mpi.h>
@@ -44,6 +47,12 @@ bool has_flag(int argc, char** argv, std::initializer_list<const char*> names) {
   for (int i = 1; i < argc; ++i)
     for (const char* name : names)
       if (std::strcmp(argv[i], name) == 0) return true;
+  return false;
+}
+
+bool has_prefix(int argc, char** argv, std::string_view prefix) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]).starts_with(prefix)) return true;
   return false;
 }
 
@@ -94,6 +103,16 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return status;
   }
+  // Google Benchmark colours its console output when TERM names a colour terminal, whether or not stdout is one,
+  // so output redirected to a file got ANSI escape codes; colour only a terminal unless --benchmark_color says.
+  std::vector<char*> args(argv, argv + argc);
+  static char no_color[] = "--benchmark_color=false";
+  if (!isatty(STDOUT_FILENO) && !has_prefix(argc, argv, "--benchmark_color")) {
+    args.push_back(no_color);
+    ++argc;
+  }
+  args.push_back(nullptr);
+  argv = args.data();
   if (rank != 0) drop_output_flags(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) {

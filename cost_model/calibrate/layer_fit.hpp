@@ -34,7 +34,8 @@ struct LayerFit {
   bool clamped = false;   // the unconstrained fit asked for a negative kernel time: refitted with bandwidth 0
 };
 
-// `cluster` with the fit applied: gemm_table (and gemm_efficiency) scaled, memory_bandwidth set.
+// `cluster` with the fit applied: the dtype's gemm_table scaled (gemm_efficiency when it has none), memory_bandwidth
+// set.
 ClusterSpec apply_layer_fit(const ClusterSpec& cluster, Dtype dtype, const LayerFit& fit);
 
 // Throws SpecError(field) when no sample is an F or B pass, there is no W pass, or a sample has a non-positive

@@ -1,7 +1,9 @@
 // zeropp-bench (CPU): Eigen fp32 GEMMs of transformer shapes, the trainer's block F/B/W passes, its optimizer
-// step and memory-bound kernels (trainer_suites.hpp), and MPI collectives.
+// step and memory-bound kernels (trainer_suites.hpp), its attention kernels (unfused and flash), and MPI
+// collectives.
 #include <string>
 
+#include "microbench/cpu/attention_bench.hpp"
 #include "microbench/cpu/eigen_gemm.hpp"
 #include "microbench/cpu/mpi_collectives.hpp"
 #include "microbench/model_shapes.hpp"
@@ -17,6 +19,27 @@ void register_gemm(const std::string& name, const GemmShape& g, const Options& o
       ->Iterations(options.iterations)
       ->UseManualTime()
       ->Unit(benchmark::kMicrosecond);
+}
+
+// The trainer's causal attention alone, unfused and flash-style, forward and backward (attention_bench.hpp).
+void register_attention(const Options& options, const MpiWorld& world) {
+  MPI_Comm comm = world.world();
+  for (long h : options.layer_hidden) {
+    const LayerShape shape{h, h / options.layer_head_dim, options.layer_seq, options.layer_batch};
+    for (bool flash : {false, true}) {
+      for (LayerPass pass : {LayerPass::F, LayerPass::B}) {
+        const std::string name = std::string("attention/trainer/fp32/") + (flash ? "flash/" : "unfused/") +
+                                 layer_pass_name(pass) + "/" + shape.name();
+        benchmark::RegisterBenchmark(name.c_str(),
+                                     [shape, flash, pass, comm](benchmark::State& state) {
+                                       bench_trainer_attention(state, shape, flash, pass, comm);
+                                     })
+            ->Iterations(options.iterations)
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
 }
 
 void register_collectives(const std::string& level, MPI_Comm comm, const Options& options) {
@@ -60,6 +83,7 @@ void register_suites(const Options& options, const MpiWorld& world) {
       register_gemm("gemm/eigen/fp32/" + g.name + "/" + c.name(), g, options, world);
   }
   register_trainer_suites(options, world, "cpu");
+  register_attention(options, world);
   // One rank has nobody to talk to. One node: the world is the intra-node group. Several nodes: the node's
   // ranks measure the intra-node link, the world the inter-node one.
   if (world.size() < 2) return;

@@ -19,7 +19,8 @@
 #   trainer     zeropp-train, GPT-3 1.3B bf16 on one GPU: tokens/s, MFU, peak memory, the measured per-action
 #               trace beside the simulator's prediction for the same plan (--compare-model=analytic, dgx-h100)
 #   torch       the same model and step in PyTorch eager and torch.compile (e2e/compare_torch.py)
-#   loss        the tiny GPT's loss curve on the CPU and the CUDA backend, same seed and data
+#   trainer_llama  Meta-Llama-3-8B's config cut to 4 layers on one GPU (Llama layers, flash attention, GQA)
+#   loss        the tiny GPT's and the tiny Llama's loss curves on the CPU and the CUDA backend, same seed and data
 #   torch_math  PyTorch eager with the materialised softmax(QK^T)V zeropp's backend runs (last: least needed)
 # Everything lands in $WORK (default /tmp/zeropp-device) and, after every step, is packed into $OUT: results.tar.gz
 # (every step's JSON and log), summary.json (the headline numbers) and run.log (this script's output): 3 files,
@@ -38,7 +39,7 @@ if ! pkg=$(cd "${DEVICE_PKG:-.device}" 2>/dev/null && pwd); then
 fi
 out=${OUT:-$src/results/device-run}
 work=${WORK:-/tmp/zeropp-device}
-steps=${STEPS:-env,tests,gemm_lt,gemm_torch,sdpa,kernels,trainer,torch,loss,torch_math}
+steps=${STEPS:-env,tests,gemm_lt,gemm_torch,sdpa,kernels,trainer,torch,trainer_llama,loss,torch_math}
 deadline=${DEADLINE_S:-420}
 mkdir -p "$out" "$work"
 rm -rf "${work:?}"/*
@@ -183,8 +184,12 @@ run_step kernels 50 "$zp" "$bin/zeropp-bench-cuda" --zeropp_gemm_hidden= --zerop
 
 # ---- c. the trainer on one GPU, and PyTorch on the same model and step.
 micro_batch=${MICRO_BATCH:-1} micro_batches=${MICRO_BATCHES:-8}
+# GPT-3 1.3B's shape without dropout (the trainer has none and refuses a model that asks for it) and with the
+# unfused attention of the GPT-era validation; bf16, the CUDA backend's precision.
 cat >"$work/gpt3-1.3b-1gpu.plan.json" <<JSON
-{"model": "$src/configs/models/gpt3-1.3b.json", "cluster": "$src/configs/clusters/dgx-h100.json",
+{"model": {"name": "gpt3-1.3b-no-dropout", "layers": 24, "hidden": 2048, "heads": 16, "seq_len": 2048,
+           "vocab": 50257, "dropout": false, "attention": "unfused"},
+ "cluster": "$src/configs/clusters/dgx-h100.json",
  "parallel": {"strategy": "1f1b_zero1", "schedule": "1f1b", "pp": 1, "micro_batch": $micro_batch,
               "micro_batches": $micro_batches, "dtype": "bf16"}}
 JSON
@@ -193,18 +198,37 @@ run_step trainer 90 "$zp" "$bin/zeropp-train" --plan "$work/gpt3-1.3b-1gpu.plan.
 run_step torch 150 "$py" "$src/e2e/compare_torch.py" --layers 24 --hidden 2048 --heads 16 --seq 2048 --vocab 50257 \
   --micro-batch "$micro_batch" --micro-batches "$micro_batches" --warmup 2 --steps 6 --modes eager,compile \
   --json "$work/torch-gpt3-1.3b.json"
-
-# ---- d. the tiny model's loss curve on both backends.
-cat >"$work/tiny.plan.json" <<JSON
-{"model": "$src/tests/e2e/plans/tiny_gpt.json", "cluster": "$src/configs/clusters/dgx-h100.json",
- "parallel": {"strategy": "1f1b_zero1", "schedule": "1f1b", "pp": 1, "micro_batch": 2, "micro_batches": 4,
-              "dtype": "bf16"}}
+# Meta-Llama-3-8B's config cut to 4 of its 32 layers: the Llama layers and the flash kernels at full width.
+cat >"$work/llama3-8b-l4-1gpu.plan.json" <<JSON
+{"model": "$src/tests/data/hf/llama-3-8b.json", "cluster": "$src/configs/clusters/dgx-h100.json",
+ "parallel": {"strategy": "1f1b_zero1", "schedule": "1f1b", "pp": 1, "micro_batch": 1,
+              "micro_batches": $micro_batches, "dtype": "bf16"}}
 JSON
+run_step trainer_llama 60 "$zp" "$bin/zeropp-train" --plan "$work/llama3-8b-l4-1gpu.plan.json" --backend cuda \
+  --steps 6 --model-override layers=4,seq_len=2048 --compare-model=analytic \
+  --trace "$work/trainer-llama3-8b-l4.trace.json" --out "$work/trainer-llama3-8b-l4.json"
+
+# ---- d. the tiny models' loss curves on both backends: the CPU backend computes in fp32, the CUDA one in bf16
+# (Megatron's precision), and the trainer refuses a plan whose dtype is not its backend's, so each backend gets its
+# own plan of the same model and step.
+for model in tiny_gpt tiny_llama; do
+  for be in cpu cuda; do
+    dtype=fp32
+    [ "$be" = cuda ] && dtype=bf16
+    cat >"$work/$model-$be.plan.json" <<JSON
+{"model": "$src/tests/e2e/plans/$model.json", "cluster": "$src/configs/clusters/dgx-h100.json",
+ "parallel": {"strategy": "1f1b_zero1", "schedule": "1f1b", "pp": 1, "micro_batch": 2, "micro_batches": 4,
+              "dtype": "$dtype"}}
+JSON
+  done
+done
 step_loss() {
   local rc=0
-  for be in cpu cuda; do
-    "$zp" "$bin/zeropp-train" --plan "$work/tiny.plan.json" --backend "$be" --steps "${TRACK_STEPS:-30}" \
-      --seed 1234 --quiet --out "$work/loss-$be.json" || rc=1
+  for model in tiny_gpt tiny_llama; do
+    for be in cpu cuda; do
+      "$zp" "$bin/zeropp-train" --plan "$work/$model-$be.plan.json" --backend "$be" --steps "${TRACK_STEPS:-30}" \
+        --seed 1234 --quiet --out "$work/loss-$model-$be.json" || rc=1
+    done
   done
   return $rc
 }

@@ -119,12 +119,14 @@ def main():
                                     "peak_memory_bytes": r["peak_memory_bytes"]}
     if "trainer" in s and "eager" in s["torch_step"]:
         s["mfu_zeropp_over_torch_eager"] = s["trainer"]["mfu"] / s["torch_step"]["eager"]["mfu"]
-    cpu, gpu = load(w, "loss-cpu.json"), load(w, "loss-cuda.json")
-    if cpu and gpu:
-        diffs = [abs(g - c) / abs(c) for c, g in zip(cpu["losses"], gpu["losses"])]
-        s["loss_curve"] = {"steps": len(diffs), "cpu_first_last": [cpu["losses"][0], cpu["losses"][-1]],
-                           "cuda_first_last": [gpu["losses"][0], gpu["losses"][-1]],
-                           "max_relative_difference": max(diffs) if diffs else None}
+    s["loss_curve"] = {}
+    for model in ("tiny_gpt", "tiny_llama"):
+        cpu, gpu = load(w, f"loss-{model}-cpu.json"), load(w, f"loss-{model}-cuda.json")
+        if cpu and gpu:
+            diffs = [abs(g - c) / abs(c) for c, g in zip(cpu["losses"], gpu["losses"])]
+            s["loss_curve"][model] = {"steps": len(diffs), "cpu_first_last": [cpu["losses"][0], cpu["losses"][-1]],
+                                      "cuda_first_last": [gpu["losses"][0], gpu["losses"][-1]],
+                                      "max_relative_difference": max(diffs) if diffs else None}
     with open(os.path.join(w, "summary.json"), "w") as f:
         json.dump(s, f, indent=1)
 
@@ -160,9 +162,8 @@ def main():
               f"{r['peak_memory_bytes'] / 2**30:.2f} GiB")
     if "mfu_zeropp_over_torch_eager" in s:
         print(f"MFU zeropp / torch eager: {s['mfu_zeropp_over_torch_eager']:.3f} (goal >= 0.8)")
-    if "loss_curve" in s:
-        lc = s["loss_curve"]
-        print(f"loss curve: {lc['steps']} steps, CPU {lc['cpu_first_last']} CUDA {lc['cuda_first_last']}, "
+    for model, lc in s["loss_curve"].items():
+        print(f"loss curve of {model}: {lc['steps']} steps, CPU {lc['cpu_first_last']} CUDA {lc['cuda_first_last']}, "
               f"max relative difference {lc['max_relative_difference']:.2e}")
     return 0
 

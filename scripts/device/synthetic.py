@@ -97,8 +97,9 @@ def main():
                                        "memory_per_rank": [{"backend_peak_bytes": 1.0}], "losses": [1.0],
                                        "model_comparison": {"predicted_iteration_s": 1.0,
                                                             "iteration_relative_error": 0.0, "costs": "synthetic"}}
-    files["loss-cpu.json"] = {"losses": [4.0, 3.9, 3.8]}
-    files["loss-cuda.json"] = {"losses": [4.0, 3.9, 3.81]}
+    for model in ("tiny_gpt", "tiny_llama"):
+        files[f"loss-{model}-cpu.json"] = {"losses": [4.0, 3.9, 3.8]}
+        files[f"loss-{model}-cuda.json"] = {"losses": [4.0, 3.9, 3.81]}
     files["tests.json"] = {"schema": 1, "kind": "zeropp-device-tests", "results": [],
                            "totals": {"passed": 0, "failed": 0, "skipped": 0}}
     files["steps.jsonl"] = "".join(json.dumps({"step": s, "status": "synthetic", "rc": 0, "budget_s": 0, "at_s": 0,

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cost_model/search/describe.hpp"
+#include "cost_model/search/search_budget.hpp"
 #include "cost_model/search/simulated_estimate.hpp"
 #include "cost_model/search/worker_pool.hpp"
 #include "cost_model/simulate/costs_from_plan.hpp"
@@ -574,6 +575,7 @@ const GroupBest* SearchResult::schedule_group(Strategy s, ScheduleKind k) const 
 
 SearchResult run_search(const Experiment& ex, const SearchOptions& options) {
   if (options.top < 0) throw SpecError("search.top", fmt::format("search.top={} must be >= 0", options.top));
+  check_search_budget(ex, options);  // before anything is enumerated: a named error, never bad_alloc
   return Searcher(ex, options).run();
 }
 

@@ -56,6 +56,7 @@ SimulatedEstimate estimate_with(const Plan& plan, const analytic::Estimate& clos
   out.estimate = analytic::estimate(plan, o);
   out.estimate.comm_bytes = simulated_comm_bytes(plan, sim);
   out.simulated = true;
+  out.peak = peak_breakdown(plan, sim);
   return out;
 }
 
@@ -93,6 +94,7 @@ nlohmann::json to_json(const SimulatedEstimate& s) {
       {"feasible", c.feasible},
       {"over_by_bytes", c.over_by_bytes},
   };
+  if (s.peak) j["peak_breakdown"] = to_json(*s.peak);
   return j;
 }
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace zeropp::e2e {
 namespace {
@@ -67,7 +68,7 @@ Executor::Executor(Backend& backend, RankGroups& groups, const RankLayout& layou
 void Executor::reset_memory_peaks() {
   peaks_ = {};
   backend_->reset_peak();
-  sample_memory();
+  sample_memory(model_state_and_comm_bytes());
 }
 
 int Executor::tag(int direction, int stage, int mb) const {
@@ -99,6 +100,8 @@ IterationResult Executor::run_iteration(int step, MeasuredTrace* trace) {
   for (std::size_t i = 0; i < program_->size(); ++i) {
     const Action& a = (*program_)[i];
     const double t0 = trace ? now_seconds() : 0.0;
+    const std::int64_t held_before = model_state_and_comm_bytes();
+    backend_->reset_peak();  // the allocator's peak inside this action
     {
       const Watchdog::Scope watched(schedule::is_compute(a.type) ? nullptr : opt_.watchdog, *this,
                                     step * slots + static_cast<std::int64_t>(i));
@@ -109,13 +112,14 @@ IterationResult Executor::run_iteration(int step, MeasuredTrace* trace) {
       }
     }
     if (trace) trace->record(a, step, t0, now_seconds());
-    sample_memory();
+    sample_memory(held_before);
     ++result_.actions;
   }
   {
     const Watchdog::Scope watched(opt_.watchdog, *this, step * slots + slots - 1);
     groups_->pp->flush();
   }
+  sample_memory(model_state_and_comm_bytes());
   if (!act_in_.empty() || !grad_in_.empty() || !grad_out_.empty())
     throw std::logic_error(fmt::format("pipeline rank {}: {} activations / gradients received or kept but never used",
                                        groups_->coords.pp, act_in_.size() + grad_in_.size() + grad_out_.size()));
@@ -161,7 +165,24 @@ std::string Executor::describe(std::int64_t detail) const {
   std::string what = fmt::format("{} stage {}", schedule::name(a.type), a.stage);
   if (a.microbatch != schedule::kNoMicrobatch) what += fmt::format(" micro-batch {}", a.microbatch);
   if (const std::string other = counterpart(a); !other.empty()) what += " (" + other + ")";
-  return fmt::format("{} at step {}", what, step);
+  return fmt::format("{} at step {}{}", what, step, collective_members(a));
+}
+
+// A collective waits for every member of its group and cannot tell which one has not arrived: name the group's
+// ranks (a point-to-point wait names its one peer in counterpart()).
+std::string Executor::collective_members(const Action& a) const {
+  const bool inner = a.type == ActionType::UNSHARD || a.type == ActionType::REDUCE_GRAD;
+  if (!inner && a.type != ActionType::DP_SYNC) return "";
+  RankCoords c = groups_->coords;
+  std::vector<int> ranks;
+  for (int i = 0; i < (inner ? layout_.inner() : layout_.dp()); ++i) {
+    (inner ? c.inner : c.dp) = i;
+    ranks.push_back(layout_.world_rank(c));
+  }
+  return fmt::format(
+      "; the {} group is ranks {}, and a collective cannot tell which of them has not arrived: the "
+      "one that reports no timeout of its own is stopped or hung",
+      inner ? groups_->inner->group() : groups_->dp->group(), fmt::join(ranks, ", "));
 }
 
 void Executor::execute(const Action& a, int step) {
@@ -307,6 +328,7 @@ void Executor::fused_backward(int stage, int mb) {
 
 void Executor::sync_tied_embedding() {
   const RankCoords& c = groups_->coords;
+  if (!cfg_.tied) return;                    // an untied head has its own weight: nothing to share
   if (plan_->program.stages() == 1) return;  // one stage: the head uses the embedding's wte itself
   if (c.pp != 0 && c.pp != layout_.pp() - 1) return;
   const std::int64_t vc = static_cast<std::int64_t>(cfg_.V) * cfg_.C;
@@ -358,7 +380,17 @@ void Executor::finish_iteration(int step) {
   }
 }
 
-void Executor::sample_memory() {
+std::int64_t Executor::model_state_and_comm_bytes() const {
+  std::int64_t n = comm_buffer_bytes_;
+  for (const auto& cs : chunks_) n += cs->param_bytes() + cs->grad_bytes() + cs->optimizer_bytes();
+  return n;
+}
+
+// The categories at the end of the last action, and the allocator's real peak inside it: activations are that peak
+// less the model states and communication buffers held, taking the larger of their sizes before and after the
+// action (an action that gathers parameters or allocates gradients holds them through its compute; one that frees
+// them does so after it), so transient buffers inside an action (attention scratch, a B's temporaries) count.
+void Executor::sample_memory(std::int64_t held_before) {
   MemoryPeaks now;
   for (auto& cs : chunks_) {
     now.params += cs->param_bytes();
@@ -366,14 +398,14 @@ void Executor::sample_memory() {
     now.optimizer += cs->optimizer_bytes();
   }
   now.comm = comm_buffer_bytes_;
-  now.total = static_cast<std::int64_t>(backend_->bytes_in_use());
-  now.activations = now.total - now.params - now.grads - now.optimizer - now.comm;
+  const std::int64_t held = std::max(held_before, now.params + now.grads + now.optimizer + now.comm);
+  const auto peak = static_cast<std::int64_t>(backend_->peak_bytes());
   peaks_.params = std::max(peaks_.params, now.params);
   peaks_.grads = std::max(peaks_.grads, now.grads);
   peaks_.optimizer = std::max(peaks_.optimizer, now.optimizer);
   peaks_.comm = std::max(peaks_.comm, now.comm);
-  peaks_.activations = std::max(peaks_.activations, now.activations);
-  peaks_.total = std::max<std::int64_t>(peaks_.total, static_cast<std::int64_t>(backend_->peak_bytes()));
+  peaks_.activations = std::max(peaks_.activations, peak - held);
+  peaks_.total = std::max(peaks_.total, peak);
 }
 
 }  // namespace zeropp::e2e

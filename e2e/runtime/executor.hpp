@@ -48,7 +48,8 @@ struct IterationResult {
   std::int64_t actions = 0;
 };
 
-// Bytes held per category, at the moment of the peak of each.
+// Bytes held per category, at the moment of the peak of each; total and activations from the backend
+// allocator's own peak (every Buffer), not from samples between actions.
 struct MemoryPeaks {
   std::int64_t params = 0, grads = 0, optimizer = 0, comm = 0, activations = 0, total = 0;
 };
@@ -75,12 +76,14 @@ class Executor : private WaitSite {
   void fused_backward(int stage, int mb);
   void finish_iteration(int step);  // the OPT_STEP work
   void sync_tied_embedding();
-  void sample_memory();
+  void sample_memory(std::int64_t held_before);
+  std::int64_t model_state_and_comm_bytes() const;
   ChunkState& chunk_for(int stage, const schedule::Action&);
   int tag(int direction, int stage, int mb) const;
   Buffer take(std::map<std::pair<int, int>, Buffer>&, int stage, int mb);
   // For the watchdog: `detail` = step * (actions + 1) + index of the action (actions: the final flush).
   std::string describe(std::int64_t detail) const override;
+  std::string collective_members(const schedule::Action&) const;  // "; the z group is ranks 0, 1, ..."
   std::string counterpart(const schedule::Action&) const;  // "from rank 0", "all-gather in the z group", ...
   int pipeline_peer(int stage) const;                      // world rank holding `stage` in this pipeline
 

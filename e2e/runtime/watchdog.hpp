@@ -11,7 +11,10 @@
 // The hot path is a few plain atomic stores per step (no clock read, no lock, no read-modify-write: about 1 ns
 // per step on the development VM, where a null-backend action takes some 30 us): the watchdog thread sees a step
 // by its sequence number and times it from when it first saw it, so a timeout fires between `timeout` and
-// `timeout` + one poll interval after the step began. What the step was is rendered only when it fires.
+// `timeout` + one poll interval after the step began. What the step was is rendered only when it fires. Time in
+// which the process was not running at all (stopped by SIGSTOP and resumed, the machine suspended) shows as a
+// gap between two of the watchdog's looks and is not counted as waiting: a stopped rank that mpirun resumes does
+// not blame its own stop on the step it was in.
 //
 // MPI_Abort is called from the watchdog thread while the main thread is blocked inside MPI. The job keeps
 // MPI_THREAD_SINGLE (asking for MPI_THREAD_MULTIPLE would put locks on every call of the normal path), which
@@ -21,6 +24,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -53,9 +57,15 @@ class NamedWait final : public WaitSite {
 
 class Watchdog {
  public:
+  // Seconds on a monotonic clock. The watchdog thread wakes on the real clock, but measures how long a step has
+  // lasted on this one, so that tests can move time by hand: whether a timeout fires then depends on what the
+  // test did, not on how the machine scheduled the threads (tests/e2e/unit_watchdog.cpp).
+  using Clock = std::function<double()>;
+  static double steady_seconds();
+
   // `timeout_s` <= 0: no thread, enter()/leave() only store. On a timeout: a message naming world.rank(), then
   // world.abort(kTimeoutExitCode).
-  Watchdog(Communicator& world, double timeout_s);
+  Watchdog(Communicator& world, double timeout_s, Clock clock = steady_seconds);
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -94,6 +104,7 @@ class Watchdog {
 
   Communicator& world_;
   double timeout_s_;
+  Clock clock_;
   std::atomic<std::uint64_t> sequence_{0};
   std::atomic<const WaitSite*> site_{nullptr};
   std::atomic<std::int64_t> detail_{0};

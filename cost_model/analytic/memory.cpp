@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cost_model/analytic/params.hpp"
+#include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/strategy.hpp"
 
@@ -193,11 +194,11 @@ namespace {
 
 ModelStateBytes plan_model_states(const ParallelSpec& par, const DataParallelSync& sync,
                                   const ModelStateBytes& per_param, double psi) {
-  const int replicas = par.z * par.dp;
+  const int replicas = par.z * par.dp * par.cp;  // CP ranks hold copies too (strategy.hpp)
   if (sync.gather == ParamGather::none) return zero_model_states(psi, par.zero_stage, replicas, per_param);
   if (sync.shard_spans_dp) return zero_model_states(psi, 3, replicas, per_param);
-  // ZeRO-3 in the z group; the optimizer states also split across dp with ZeRO-1 (hybrid B).
-  return zeropp_model_states(psi, par.z, par.dp, par.zero_stage >= 1, per_param);
+  // ZeRO-3 in the z group; the optimizer states also split across dp (and cp) with ZeRO-1 (hybrid B).
+  return zeropp_model_states(psi, par.z, par.dp * par.cp, par.zero_stage >= 1, per_param);
 }
 
 // Gathered parameters (in the compute dtype) and unsharded gradients awaiting their reduce-scatter (in the
@@ -248,15 +249,18 @@ PlanActivations plan_activations(const Plan& plan) {
   a.sync = data_parallel_sync(par);
   a.precision = framework_precision(par);
   a.per_param = model_state_bytes_per_param(a.precision);
-  a.bytes_per_layer = activation_bytes_per_layer(plan.model, opt);
+  // A CP rank stores the activations of its s/cp tokens (flash attention: no s x s term to keep whole; the ring's
+  // KV blocks in flight live only inside the attention kernel's step and are not counted).
+  const ModelSpec local = cp_rank_model(plan.model, par.cp);
+  a.bytes_per_layer = activation_bytes_per_layer(local, opt);
   const double kept = a.bytes_per_layer;
   if (par.recompute != Recompute::none) {
     ActivationOptions all = opt;
     all.recompute = Recompute::none;
-    a.rebuilt = activation_bytes_per_layer(plan.model, all) - kept;
+    a.rebuilt = activation_bytes_per_layer(local, all) - kept;
   }
-  a.first_extra = first_stage_extra_activation_bytes(plan.model, opt);
-  a.last_extra = last_stage_extra_activation_bytes(plan.model, opt);
+  a.first_extra = first_stage_extra_activation_bytes(local, opt);
+  a.last_extra = last_stage_extra_activation_bytes(local, opt);
   return a;
 }
 

@@ -10,6 +10,7 @@
 #include "cost_model/analytic/flops.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/analytic/stage_balance.hpp"
+#include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/strategy.hpp"
@@ -108,6 +109,42 @@ double tp_pass_seconds(const Plan& plan, double bytes) {
   return collective_time(plan.cluster, Collective::all_reduce, g.size, g.stride, bytes);
 }
 
+// Exposed seconds of one layer's context-parallel exchanges, forward and backward (spec/context_parallel.hpp),
+// on one CP rank that holds `local` (its s/cp tokens); core: its attention kernel seconds (all cp blocks).
+struct CpSeconds {
+  double f = 0, b = 0;
+};
+
+CpSeconds cp_layer_seconds(const Plan& plan, const ModelSpec& local, const AttentionCoreSeconds& core) {
+  const ParallelSpec& par = plan.parallel;
+  if (par.cp <= 1) return {};
+  const ClusterSpec& c = plan.cluster;
+  const Group g = cp_group(par);
+  const double e = element_bytes(par.dtype), cp = par.cp;
+  const double tokens = static_cast<double>(par.micro_batch) * local.seq_len;
+  const double kv_width = static_cast<double>(local.kv_heads_or_heads()) * local.head_dim() / par.tp;
+  const double kv = 2 * tokens * kv_width * e;  // K and V of the rank's two chunks
+  if (par.cp_kind == CpKind::ring) {
+    // cp attention steps per pass, each on one key/value block while the next block travels (Transformer
+    // Engine's AttnFuncWithCPAndKVP2P): cp-1 transfers, each hidden under one step's kernel. The backward sends
+    // the key/values with their accumulated gradients (twice the bytes) and returns the last dKV after its final
+    // step, exposed.
+    const double send = collective_time(c, Collective::send_recv, g.size, g.stride, kv);
+    const double send_with_grads = collective_time(c, Collective::send_recv, g.size, g.stride, 2 * kv);
+    return {(cp - 1) * std::max(0.0, send - core.f / cp),
+            (cp - 1) * std::max(0.0, send_with_grads - core.b / cp) + send};
+  }
+  // Ulysses: Q, K, V to the head split before the kernel, the output back after it; the backward moves their
+  // gradients the same way. Each rank keeps 1/cp of every buffer and sends the rest: priced as that share sent
+  // point to point (the profiles fit no all-to-all). Not overlapped (DeepSpeed's DistributedAttention).
+  const double qkv = tokens * (static_cast<double>(local.hidden) / par.tp + 2 * kv_width) * e;
+  const double out = tokens * static_cast<double>(local.hidden) / par.tp * e;
+  const double share = (cp - 1) / cp;
+  const double pass = collective_time(c, Collective::send_recv, g.size, g.stride, share * qkv) +
+                      collective_time(c, Collective::send_recv, g.size, g.stride, share * out);
+  return {pass, pass};
+}
+
 }  // namespace
 
 double gemm_efficiency(const ClusterSpec& cluster, Dtype dtype, double flops) {
@@ -158,13 +195,17 @@ ActionCosts action_costs(const Plan& plan) {
   const int lc = layout.max_stage_layers();
   a.layers_per_chunk = lc;
 
-  // One layer, one micro-batch, one GPU.
-  const LayerGemms g = layer_gemms(m, b, t);
+  // One layer, one micro-batch, one GPU. With context parallelism the GPU holds s/cp tokens of each sequence
+  // (`local`) and computes 1/cp of the causal attention: cp times the attention of an s/cp sequence.
+  const ModelSpec local = cp_rank_model(m, par.cp);
+  const LayerGemms g = layer_gemms(local, b, t);
   double weight_s = 0;
   for (int i : {LayerGemms::qkv, LayerGemms::proj, LayerGemms::up, LayerGemms::down})
     weight_s += gemm_seconds(c, par.dtype, peak, g.gemm[i]);
-  const KernelBytes k = layer_kernel_bytes(m, b, t, par.sequence_parallel, par.dtype);
-  const AttentionCoreSeconds core = attention_core_seconds(plan, g, peak);
+  const KernelBytes k = layer_kernel_bytes(local, b, t, par.sequence_parallel, par.dtype);
+  AttentionCoreSeconds core = attention_core_seconds(plan, g, peak);
+  core.f *= par.cp;  // flash only (validate_context_parallel): no s x s score kernels to scale
+  core.b *= par.cp;
   const double layer_f = weight_s + core.f + mem_seconds(k.tokens_fwd + k.attention_fwd);
   const double layer_b = weight_s + core.b + mem_seconds(k.tokens_bwd + k.attention_bwd);
   const double layer_w = weight_s;
@@ -174,7 +215,7 @@ ActionCosts action_costs(const Plan& plan) {
   if (par.recompute == Recompute::selective && m.attention_kind() == AttentionKind::unfused)
     layer_rc = core.f + mem_seconds(k.attention_fwd);
 
-  const double act_bytes = static_cast<double>(b) * m.seq_len * m.hidden * e;  // b*s*h, full buffer
+  const double act_bytes = static_cast<double>(b) * local.seq_len * m.hidden * e;  // b*s*h (s/cp), full buffer
   const double tp_pass = tp_pass_seconds(plan, act_bytes);
   a.f = lc * layer_f;
   a.b = lc * layer_b;
@@ -197,14 +238,19 @@ ActionCosts action_costs(const Plan& plan) {
     a.tp_f = lc * exposed;
     a.tp_b = lc * exposed;
   }
+  const CpSeconds cps = cp_layer_seconds(plan, local, core);
+  a.cp_f = lc * cps.f;
+  a.cp_b = lc * cps.b;
+  a.tp_f += a.cp_f;
+  a.tp_b += a.cp_b;
   a.tp_recompute = par.recompute == Recompute::full ? a.tp_f : 0;
 
   // LM head: logits GEMM over the vocabulary shard; final norm (forward 2e, backward 3e per element) and the
   // fp32 cross-entropy (forward read logits, write fp32 probabilities; backward read them, write the gradient).
-  const Gemm head{static_cast<double>(b) * m.seq_len, static_cast<double>(m.vocab) / t, static_cast<double>(m.hidden),
-                  1};
+  const Gemm head{static_cast<double>(b) * local.seq_len, static_cast<double>(m.vocab) / t,
+                  static_cast<double>(m.hidden), 1};
   const double head_gemm = gemm_seconds(c, par.dtype, peak, head);
-  const double tokens = static_cast<double>(b) * m.seq_len;
+  const double tokens = static_cast<double>(b) * local.seq_len;
   const double norm_share = par.sequence_parallel ? t : 1;
   const double logits = static_cast<double>(m.vocab) / t;
   a.head_f = head_gemm + mem_seconds(tokens * (2 * e * m.hidden / norm_share + (e + 4) * logits));

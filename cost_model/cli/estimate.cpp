@@ -35,7 +35,8 @@ struct EstimateArgs {
   std::string plan_file, model, cluster;
   std::string strategy, schedule, recompute, grad_reduce, dtype, framework;
   std::optional<int> tp, pp, dp, z, zero_stage, v, micro_batch, micro_batches, unit, gpus;
-  std::optional<int> first_stage_layers, last_stage_layers;
+  std::optional<int> first_stage_layers, last_stage_layers, cp;
+  std::string cp_kind;
   std::optional<long long> global_batch;
   std::optional<bool> sequence_parallel, tp_comm_overlap;
   int seq = 0;  // --seq; 0: the model file's
@@ -69,15 +70,23 @@ Plan build_plan(const EstimateArgs& a) {
   if (a.first_stage_layers) p.first_stage_layers = *a.first_stage_layers;
   if (a.last_stage_layers) p.last_stage_layers = *a.last_stage_layers;
   if (a.dp) p.dp = *a.dp;
+  if (a.cp) p.cp = *a.cp;
+  if (!a.cp_kind.empty()) p.cp_kind = cp_kind_from_string(a.cp_kind, "--cp-kind");
   if (a.gpus) {
-    // inner <= 2^24 and dp <= 2^24 (option check or plan validation): inner * dp cannot overflow.
-    const long long inner = bounded_product({p.tp, p.z, p.pp}, limits::kGpus, "--gpus", "tp*z*pp", "GPUs");
+    // inner <= 2^24 and dp <= 2^24 (option check or plan validation): inner * dp cannot overflow. cp counts in
+    // the product (and the messages) only when the plan has a CP group.
+    const bool with_cp = p.cp > 1;
+    const std::string label = with_cp ? "tp*z*cp*pp" : "tp*z*pp";
+    const long long inner = with_cp ? bounded_product({p.tp, p.z, p.cp, p.pp}, limits::kGpus, "--gpus", label, "GPUs")
+                                    : bounded_product({p.tp, p.z, p.pp}, limits::kGpus, "--gpus", label, "GPUs");
+    const std::string factors = with_cp ? fmt::format("{}*{}*{}*{}", p.tp, p.z, p.cp, p.pp)
+                                        : fmt::format("{}*{}*{}", p.tp, p.z, p.pp);
     if (a.dp && inner * p.dp != *a.gpus)
-      throw SpecError("--gpus", fmt::format("--gpus={} disagrees with tp*z*pp*dp={}*{}*{}*{}={} (give --gpus or "
-                                            "--dp, or values that agree)",
-                                            *a.gpus, p.tp, p.z, p.pp, p.dp, inner * p.dp));
+      throw SpecError("--gpus", fmt::format("--gpus={} disagrees with {}*dp={}*{}={} (give --gpus or --dp, or values "
+                                            "that agree)",
+                                            *a.gpus, label, factors, p.dp, inner * p.dp));
     if (*a.gpus % inner != 0)
-      throw SpecError("--gpus", fmt::format("--gpus={} is not a multiple of tp*z*pp={}", *a.gpus, inner));
+      throw SpecError("--gpus", fmt::format("--gpus={} is not a multiple of {}={}", *a.gpus, label, inner));
     p.dp = static_cast<int>(*a.gpus / inner);
   }
   if (!a.schedule.empty())
@@ -260,6 +269,12 @@ const bool registered = register_command({
                      "Layers of the first pipeline rank (--decoder-first-pipeline-num-layers); default: even, or "
                      "Megatron's split with the embedding and loss counted as layers")
           ->check(integer_in(1, limits::kLayers));
+      sub.add_option("--cp", a->cp,
+                     "Context parallel size: GPUs that split every sequence (--context-parallel-size); needs "
+                     "flash attention")
+          ->check(integer_in(1, limits::kGpus));
+      sub.add_option("--cp-kind", a->cp_kind,
+                     "ring (Megatron/Transformer Engine KV ring, default) | ulysses (DeepSpeed all-to-all)");
       sub.add_option("--last-stage-layers", a->last_stage_layers,
                      "Layers of the last pipeline rank (--decoder-last-pipeline-num-layers)")
           ->check(integer_in(1, limits::kLayers));

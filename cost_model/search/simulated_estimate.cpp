@@ -20,9 +20,10 @@ analytic::CommBytes simulated_comm_bytes(const Plan& plan, const simulate::SimRe
     analytic::CommBytes c;
     c.tp = a.tp;
     c.dp = a.dp;
+    c.cp = a.cp;  // inside F/B like TP: from the analytic model
     c.pp = sim.ranks[r].comm_bytes.pp;
     c.zero = sim.ranks[r].comm_bytes.zero * ring;
-    c.total = c.tp + c.pp + c.dp + c.zero;
+    c.total = c.tp + c.pp + c.dp + c.zero + c.cp;
     if (r == 0 || c.total > busiest.total) busiest = c;
   }
   return busiest;

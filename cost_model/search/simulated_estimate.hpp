@@ -9,6 +9,7 @@
 //   zero  its UNSHARD / REDUCE_GRAD bytes times the ring factor (z-1)/z, i.e. bytes sent per GPU (the simulator
 //         counts full buffers);
 //   tp    from the analytic model (TP collectives sit inside F/B, the simulator does not split them out);
+//   cp    the same for context parallelism's exchanges (present only with cp > 1);
 //   dp    from the analytic model (once per iteration, the same whatever the schedule).
 // The rank reported is the one with the largest total, as analytic::comm_bytes(plan) does.
 // The memory breakdown (params, grads, optimizer, activations, buffers) of `estimate` stays the closed form's;

@@ -22,6 +22,16 @@ std::vector<int> divisors_from(int n, int first) {
   return out;
 }
 
+// The context-parallel sizes tried with `gpus` GPUs left after the intra-node group (space.hpp).
+std::vector<int> cp_sizes(const Experiment& ex, const SpaceOptions& options, int gpus) {
+  std::vector<int> out{1};
+  const ModelSpec& m = ex.model;
+  if (m.attention_kind() != AttentionKind::flash) return out;  // validate_context_parallel
+  for (int cp : divisors_from(gpus, 2))
+    if (m.seq_len % (2 * cp) == 0 && m.seq_len / cp >= options.min_cp_tokens) out.push_back(cp);
+  return out;
+}
+
 // The intra-node group sizes a strategy tries (tp for 3D, z for the ZeRO-3 strategies, 1 otherwise).
 std::vector<int> inner_sizes(const Experiment& ex, Strategy s) {
   const ModelSpec& m = ex.model;
@@ -79,6 +89,9 @@ void check(const Experiment& ex, const SpaceOptions& options) {
   if (options.max_micro_batch < 0)
     throw SpecError("search.max_micro_batch",
                     fmt::format("search.max_micro_batch={} must be >= 1 (0: no cut)", options.max_micro_batch));
+  if (options.min_cp_tokens < 1)
+    throw SpecError("search.min_cp_tokens",
+                    fmt::format("search.min_cp_tokens={} must be >= 1", options.min_cp_tokens));
   // Bounded like the plans they generate.
   check_at_most("search", "max_v", options.max_v, limits::kLayers);
   check_at_most("search", "max_micro_batch", options.max_micro_batch, limits::kMicroBatch);
@@ -113,14 +126,16 @@ void for_each_layout(const Experiment& ex, const SpaceOptions& options,
     const bool tp_inner = t.tensor_parallel;
     for (int inner : inner_sizes(ex, s)) {
       if (inner > N || N % inner != 0) continue;
+      for (int cp : cp_sizes(ex, options, N / inner)) {
+      p.cp = cp;
       // Every pipeline depth the GPUs allow with a layer or more per rank; the layers need not divide evenly
       // (stage_splits.hpp).
-      for (int pp : (t.pipeline ? divisors(N / inner) : std::vector<int>{1})) {
+      for (int pp : (t.pipeline ? divisors(N / (inner * cp)) : std::vector<int>{1})) {
         if (pp > L) break;
         p.tp = tp_inner ? inner : 1;
         p.z = tp_inner ? 1 : inner;
         p.pp = pp;
-        p.dp = N / (inner * pp);
+        p.dp = N / (inner * cp * pp);
         const long long pipelines = static_cast<long long>(p.z) * p.dp;
         if (G % pipelines != 0) continue;
         // Every b with b * pipelines dividing G: the divisors of G / pipelines (up to the cut, if any).
@@ -158,6 +173,7 @@ void for_each_layout(const Experiment& ex, const SpaceOptions& options,
             }
           }
         }
+      }
       }
     }
   }

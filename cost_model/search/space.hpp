@@ -23,6 +23,9 @@
 //                              Megatron requires); bfs (v >= 1).
 //   zeropp_a/b                 zeropp, every U in 1..B (the last unit holds B mod U micro-batches when U does
 //                              not divide B).
+// Context parallelism cp (every strategy; Megatron's ring, cp_kind ulysses is left to plans that name it): 1, and
+// with flash attention every divisor cp >= 2 of N / (tp z) with seq_len divisible by 2 cp and at least
+// min_cp_tokens tokens per CP rank; pp then divides N / (tp z cp) and dp = N / (tp z cp pp).
 // Micro-batch b: every b with b z dp dividing G; B = G / (b z dp) <= 2^20, and the program of (pp, v, B) within
 // the simulator's action budget (schedule/budget.hpp): larger plans are left out (they cannot be simulated).
 // Recompute none | selective | full for every layout.
@@ -39,6 +42,10 @@ struct SpaceOptions {
   std::vector<Strategy> strategies;  // empty = all six
   int max_v = 0;                     // most chunks per PP rank tried; 0 = no cut (every v with pp v | L)
   int max_micro_batch = 0;           // largest b tried; 0 = no cut (every b with b z dp | G)
+  // Fewest tokens a CP rank keeps: CP sizes that leave fewer are not tried. 8192, the smallest share in the
+  // layouts Meta published for Llama 3 405B (Dubey et al. 2024, Table 4: CP 16 at 131,072 tokens, no CP at
+  // 8,192): below it the GEMMs shrink and the KV ring is exposed. Tests lower it to reach CP on tiny models.
+  int min_cp_tokens = 8192;
   // Plans to keep (empty: all). Tests narrow the space to another enumerator's with it.
   std::function<bool(const ParallelSpec&)> filter;
 };

@@ -6,6 +6,7 @@
 #include "cost_model/analytic/stage_balance.hpp"
 #include "cost_model/analytic/time_model.hpp"
 #include "cost_model/simulate/per_layer.hpp"
+#include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/strategy.hpp"
 
@@ -29,11 +30,13 @@ ActionCosts costs_from_plan(const Plan& plan) {
   act.sequence_parallel = par.sequence_parallel;
   act.dtype = par.dtype;
   act.recompute = Recompute::none;
-  const analytic::SplitActivation full = analytic::split_activation_bytes_per_layer(m, act);
-  const double first_extra = analytic::first_stage_extra_activation_bytes(m, act);
-  const double last_extra = analytic::last_stage_extra_activation_bytes(m, act);
+  // Activations and messages of a CP rank's s/cp tokens (spec/context_parallel.hpp).
+  const ModelSpec local = cp_rank_model(m, par.cp);
+  const analytic::SplitActivation full = analytic::split_activation_bytes_per_layer(local, act);
+  const double first_extra = analytic::first_stage_extra_activation_bytes(local, act);
+  const double last_extra = analytic::last_stage_extra_activation_bytes(local, act);
   act.recompute = par.recompute;
-  const double kept = analytic::activation_bytes_per_layer(m, act);
+  const double kept = analytic::activation_bytes_per_layer(local, act);
 
   const DataParallelSync dps = data_parallel_sync(par);
   // Parameters travel and are gathered in the compute dtype; gradients are reduced (and wait unsharded for
@@ -45,7 +48,7 @@ ActionCosts costs_from_plan(const Plan& plan) {
   const analytic::Group zg = analytic::shard_group(par);
   const analytic::Group dg = analytic::dp_sync_group(par);
   const bool dp_reduce_scatter = dps.mode == DpSyncMode::reduce_scatter;
-  const double message = e * par.micro_batch * static_cast<double>(m.seq_len) * m.hidden / t;  // b*s*h / t
+  const double message = e * par.micro_batch * static_cast<double>(local.seq_len) * m.hidden / t;  // b*s*h / t
 
   ActionCosts costs;
   costs.stages.resize(S);

@@ -23,13 +23,15 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
                          {"strategy", "tp", "pp", "dp", "z", "zero_stage", "v", "schedule", "micro_batch",
                           "micro_batches", "unit", "allow_ragged_units", "recompute", "sequence_parallel", "dtype",
                           "grad_reduce", "overlap_grad_reduce", "tp_comm_overlap", "overlap_param_gather",
-                          "framework", "reduce_dtype", "first_stage_layers", "last_stage_layers"});
+                          "framework", "reduce_dtype", "first_stage_layers", "last_stage_layers", "cp", "cp_kind"});
   ParallelSpec p;
   p.strategy = strategy_from_string(f.string("strategy"), f.path_of("strategy"));
   p.tp = f.integer("tp", 1);
   p.pp = f.integer("pp", 1);
   p.dp = f.integer("dp", 1);
   p.z = f.integer("z", 1);
+  p.cp = f.integer("cp", 1);
+  if (f.has("cp_kind")) p.cp_kind = cp_kind_from_string(f.string("cp_kind"), f.path_of("cp_kind"));
   p.v = f.integer("v", 1);
   p.zero_stage = f.integer("zero_stage", traits(p.strategy).default_zero_stage);
   p.schedule = f.has("schedule") ? schedule_from_string(f.string("schedule"), f.path_of("schedule"))
@@ -93,6 +95,11 @@ nlohmann::json to_json(const ParallelSpec& p) {
   // Written only when given, as a plan file gives them (absent: the default split).
   if (p.first_stage_layers > 0) j["first_stage_layers"] = p.first_stage_layers;
   if (p.last_stage_layers > 0) j["last_stage_layers"] = p.last_stage_layers;
+  // Written only with a CP group, so that plans without one read as before.
+  if (p.cp > 1) {
+    j["cp"] = p.cp;
+    j["cp_kind"] = to_string(p.cp_kind);
+  }
   return j;
 }
 
@@ -104,6 +111,7 @@ void validate(const ParallelSpec& p, const std::string& field) {
   at_least_one("pp", p.pp);
   at_least_one("dp", p.dp);
   at_least_one("z", p.z);
+  at_least_one("cp", p.cp);
   at_least_one("v", p.v);
   at_least_one("micro_batch", p.micro_batch);
   at_least_one("micro_batches", p.micro_batches);
@@ -118,7 +126,10 @@ void validate(const ParallelSpec& p, const std::string& field) {
                                                      field, key, n));
   }
   // Within limits.hpp, so that world(), pipelines() and global_batch() never wrap around.
-  bounded_product({p.tp, p.z, p.pp, p.dp}, limits::kGpus, field, "world tp*z*pp*dp", "GPUs");
+  if (p.cp > 1)
+    bounded_product({p.tp, p.z, p.cp, p.pp, p.dp}, limits::kGpus, field, "world tp*z*cp*pp*dp", "GPUs");
+  else
+    bounded_product({p.tp, p.z, p.pp, p.dp}, limits::kGpus, field, "world tp*z*pp*dp", "GPUs");
   check_at_most(field, "v", p.v, limits::kLayers);
   check_at_most(field, "micro_batch", p.micro_batch, limits::kMicroBatch);
   check_at_most(field, "micro_batches", p.micro_batches, limits::kMicroBatches);

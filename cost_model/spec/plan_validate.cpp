@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cost_model/spec/config.hpp"
+#include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
@@ -58,6 +59,8 @@ void validate(const Plan& plan) {
   // The layers split over the virtual stages: evenly, with the embedding and loss counted (Megatron's default for
   // layers that do not divide), or as parallel.first/last_stage_layers say (spec/stage_layout.hpp).
   stage_layout(m, p);
+  // Context parallelism's own rules (spec/context_parallel.hpp).
+  validate_context_parallel(m, p);
 
   // The intra-node dimension (tp or z; at most one is > 1) is innermost in rank order and must fit in a node.
   const bool tp_inner = p.tp > 1;
@@ -68,7 +71,8 @@ void validate(const Plan& plan) {
                                 "node",
                                 tp_inner ? "parallel.tp" : "parallel.z", inner, c.gpus_per_node,
                                 tp_inner ? "tensor-parallel" : "ZeRO-3"));
-  check_gpu_count("parallel", "parallel: world tp*z*pp*dp", p.world(), c);
+  check_gpu_count("parallel", p.cp > 1 ? "parallel: world tp*z*cp*pp*dp" : "parallel: world tp*z*pp*dp", p.world(),
+                  c);
 }
 
 void validate(const Experiment& e) {

@@ -97,7 +97,9 @@ DataParallelSync data_parallel_sync(const ParallelSpec& p) {
   const StrategyTraits& t = traits(p.strategy);
   DataParallelSync d;
   d.gather = t.gather;
-  const int all = p.z * p.dp;  // every data-parallel copy of a stage
+  // Every data-parallel copy of a stage; CP ranks hold the same parameters and sync with them (Megatron's
+  // data-parallel group with context parallelism, torchtitan's FSDP mesh over dp x cp).
+  const int all = p.z * p.dp * p.cp;
   if (t.gather == ParamGather::none) {
     // Replicated stages: the whole gradient across every copy; a distributed optimizer shards the states.
     d.replicas = all;
@@ -113,9 +115,9 @@ DataParallelSync data_parallel_sync(const ParallelSpec& p) {
     // ZeRO-3 in the z group; the shard is synchronised across the dp copies of that group.
     d.shard_group = p.z;
     d.grad_shard = p.z;
-    d.replicas = p.dp;
+    d.replicas = p.dp * p.cp;
     const bool sharded_optimizer = p.zero_stage >= 1;  // hybrid B, zero3_pp with ZeRO-1 across dp
-    d.mode = p.dp > 1 ? (sharded_optimizer ? DpSyncMode::reduce_scatter : DpSyncMode::all_reduce) : DpSyncMode::none;
+    d.mode = d.replicas > 1 ? (sharded_optimizer ? DpSyncMode::reduce_scatter : DpSyncMode::all_reduce) : DpSyncMode::none;
     d.optimizer_shards = sharded_optimizer ? all : p.z;
   }
   if (d.mode == DpSyncMode::none) d.replicas = 1;

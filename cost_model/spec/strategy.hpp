@@ -3,6 +3,7 @@
 // inputs, the search space) and the trainer (the program it runs, how it shards and synchronises) ask here, so
 // that the two executors of a plan cannot disagree on what the plan means.
 //
+// With context parallelism (cp > 1) every "dp" and "z*dp" below includes the cp ranks (spec/context_parallel.hpp).
 //   strategy    intra-node  pp    ZeRO-3 shard group  gathered         after the backward (DP sync)
 //   3d          tp          any   -                   -                z*dp replicas: all-reduce (stage 0) or
 //                                                                      reduce-scatter + all-gather (stage 1)

@@ -203,6 +203,10 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
     throw SpecError("parallel.tp_comm_overlap",
                     "parallel.tp_comm_overlap=true: the trainer runs each tensor-parallel collective before or after "
                     "its GEMM, never under it (state false)");
+  if (p.cp > 1)
+    throw SpecError("parallel.cp", fmt::format("parallel.cp={}: the trainer runs every sequence whole on one rank (no "
+                                               "context parallelism; state cp 1)",
+                                               p.cp));
   if (p.overlap_param_gather)
     throw SpecError("parallel.overlap_param_gather",
                     "parallel.overlap_param_gather=true: the trainer all-gathers the updated parameters inside the "
@@ -259,6 +263,10 @@ const std::vector<KeySupport>& key_support() {
       {"parallel.overlap_grad_reduce", "executed where the cost model prices one bucket per stage; refused otherwise"},
       {"parallel.tp_comm_overlap", "refused when true"},
       {"parallel.overlap_param_gather", "refused when true"},
+      {"parallel.first_stage_layers", "executed: the first pipeline rank's layers (uneven stages)"},
+      {"parallel.last_stage_layers", "executed: the last pipeline rank's layers (uneven stages)"},
+      {"parallel.cp", "refused when > 1: no context parallelism in the trainer"},
+      {"parallel.cp_kind", "a label unless cp > 1 (refused)"},
       {"parallel.framework",
        "executed where its precision is the trainer's (fp32 master and gradients); refused "
        "otherwise"},

@@ -196,6 +196,38 @@ TEST(ExactSearch, UnevenSplitsEqualBruteForce) {
   expect_pruned_equals_brute_force(ex, space, 10);
 }
 
+// Issue 20: context parallelism in the space (min_cp_tokens lowered so that the tiny model's 128 tokens split up
+// to cp = 8), flash attention, memory tight: the bounds hold for every CP plan and the pruned search is exact.
+TEST(ExactSearch, ContextParallelEqualsBruteForce) {
+  Experiment ex = testing::tiny_experiment();
+  ex.name = "tiny-cp";
+  ex.model.attention = AttentionKind::flash;
+  ex.model.hidden = 1024;
+  ex.model.seq_len = 1024;
+  ex.cluster.memory_bytes = 0.5 * (1 << 30);
+  SpaceOptions space;
+  space.max_v = 2;
+  space.max_micro_batch = 2;
+  space.min_cp_tokens = 128;
+  int cp_plans = 0;
+  for_each_plan(ex, space, [&](const Plan& plan) {
+    if (plan.parallel.cp == 1) return;
+    ++cp_plans;
+    EXPECT_NO_THROW(validate(plan)) << describe_plan(plan.parallel);
+    const PlanBounds b = lower_bounds(plan);
+    const analytic::Estimate e = simulated_estimate(plan).estimate;
+    EXPECT_LE(b.time_s, e.time_s.iteration) << describe_plan(plan.parallel);
+    EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(plan.parallel);
+  });
+  EXPECT_GT(cp_plans, 100);
+  SearchOptions o;
+  o.space = space;
+  const SearchResult r = run_search(ex, o);
+  EXPECT_GT(r.counts.feasible, 0);
+  EXPECT_GT(r.counts.over_memory, 0);
+  expect_pruned_equals_brute_force(ex, space, 10);
+}
+
 // Nothing fits anywhere: every strategy's closest plan is exact.
 TEST(ExactSearch, NothingFitsEqualsBruteForce) {
   SpaceOptions space;

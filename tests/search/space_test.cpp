@@ -55,6 +55,30 @@ TEST(SearchSpace, PpZero1ByHand) {
   EXPECT_EQ(count(Strategy::pp_zero1), 156 + 60);
 }
 
+// Context parallelism (issue 20) with flash attention and min_cp_tokens = 16: the 128 tokens split by cp in
+// {2, 4, 8} (128 divisible by 2 cp, 16 tokens or more each). 1f1b_zero1 with N/cp GPUs left: cp = 1 and 2 have
+// pp in {1, 2, 4} (1 + 12 + 5 = 18 schedules and splits, as above), cp = 4 pp in {1, 2} (13), cp = 8 pp = 1 (1):
+// 50 x 2 b x 2 ZeRO stages x 2 recompute modes (none, full: no selective under flash) = 400. Without flash, none.
+TEST(SearchSpace, ContextParallelByHand) {
+  Experiment ex = testing::tiny_experiment();
+  ex.model.attention = AttentionKind::flash;
+  SpaceOptions o = tiny_options({Strategy::pp_zero1});
+  o.min_cp_tokens = 16;
+  EXPECT_EQ(count_plans(ex, o), 400);
+  int cp_plans = 0;
+  for_each_plan(ex, o, [&](const Plan& p) {
+    cp_plans += p.parallel.cp > 1;
+    EXPECT_EQ(p.parallel.world(), 8);
+    EXPECT_EQ(p.parallel.cp_kind, CpKind::ring);
+  });
+  EXPECT_EQ(cp_plans, 400 - 144);
+  o.min_cp_tokens = 8192;  // the default: none for 128 tokens
+  EXPECT_EQ(count_plans(ex, o), 144);
+  ex.model.attention = AttentionKind::unfused;
+  o.min_cp_tokens = 16;
+  EXPECT_EQ(count_plans(ex, o), 216);
+}
+
 TEST(SearchSpace, Zero3PpByHand) {
   // (z, pp): (2,1) (2,2) (2,4) (4,1) (4,2) (8,1): schedules 1+7+5+1+7+1 = 22, x 2 b x 3 = 132, x 2 ZeRO
   // stages = 264 (114 before issue 13); the 3, 1 split for z = 2 and 4: 10 more schedules, x 12 = 120.

@@ -44,9 +44,24 @@ std::vector<int> inner_sizes(const Experiment& ex, Strategy s) {
     return out;
   }
   if (!t.zero3_group) return {1};
-  // Pure ZeRO-3 shards over every data-parallel GPU; written z = one node (or fewer GPUs), dp = the rest.
-  if (!t.pipeline) return {std::min(g, ex.gpus)};
   return divisors_from(g, 2);
+}
+
+// The (tp, z) intra-node groups a strategy tries: tp sizes for 3D, z sizes for the ZeRO-3 strategies; pure ZeRO-3
+// also with every tp >= 2 (FSDP2 + TP, z = 1) when the plan's framework is FSDP2's.
+std::vector<std::pair<int, int>> inner_groups(const Experiment& ex, Strategy s) {
+  std::vector<std::pair<int, int>> out;
+  if (s == Strategy::zero3) {
+    // Pure ZeRO-3 shards over every data-parallel GPU; written z = one node (or fewer GPUs), dp = the rest.
+    out.emplace_back(1, std::min(ex.cluster.gpus_per_node, ex.gpus));
+    if (ex.framework.value_or(Framework::fsdp2) == Framework::fsdp2)
+      for (int tp : inner_sizes(ex, Strategy::three_d))
+        if (tp > 1) out.emplace_back(tp, 1);
+    return out;
+  }
+  const bool tp_inner = traits(s).tensor_parallel;
+  for (int inner : inner_sizes(ex, s)) out.emplace_back(tp_inner ? inner : 1, tp_inner ? 1 : inner);
+  return out;
 }
 
 // Tensor-parallel communication: with tp > 1 sequence parallelism on, on with Megatron's --tp-comm-overlap
@@ -123,8 +138,8 @@ void for_each_layout(const Experiment& ex, const SpaceOptions& options,
   for (Strategy s : strategies) {
     const StrategyTraits& t = traits(s);
     p.strategy = s;
-    const bool tp_inner = t.tensor_parallel;
-    for (int inner : inner_sizes(ex, s)) {
+    for (const auto& [group_tp, group_z] : inner_groups(ex, s)) {
+      const int inner = group_tp * group_z;
       if (inner > N || N % inner != 0) continue;
       for (int cp : cp_sizes(ex, options, N / inner)) {
       p.cp = cp;
@@ -132,8 +147,8 @@ void for_each_layout(const Experiment& ex, const SpaceOptions& options,
       // (stage_splits.hpp).
       for (int pp : (t.pipeline ? divisors(N / (inner * cp)) : std::vector<int>{1})) {
         if (pp > L) break;
-        p.tp = tp_inner ? inner : 1;
-        p.z = tp_inner ? 1 : inner;
+        p.tp = group_tp;
+        p.z = group_z;
         p.pp = pp;
         p.dp = N / (inner * cp * pp);
         const long long pipelines = static_cast<long long>(p.z) * p.dp;

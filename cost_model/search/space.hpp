@@ -9,7 +9,8 @@
 //               on, and on with the TP communication overlapped (tp_comm_overlap); pp any; dp = N/(tp pp);
 //               ZeRO stage 0 (all-reduce) or 1 (distributed optimizer).
 //   1f1b_zero1  tp = z = 1; pp any; dp = N/pp; ZeRO stage 0 or 1 across dp.
-//   zero3       one ZeRO-3 group over all N GPUs, written z = min(g, N), dp = N/z (stage 3), pp = 1.
+//   zero3       one ZeRO-3 group over all N GPUs, written z = min(g, N), dp = N/z (stage 3), pp = 1; and with
+//               framework fsdp2 (the default) FSDP2 + TP: every tp >= 2 as for 3d (SP as 3d), z = 1, dp = N/tp.
 //   zero3_pp    z any divisor >= 2 of g (the ZeRO-3 group inside a node); pp any; dp = N/(z pp);
 //               ZeRO stage 0 or 1 across dp; parameters gathered and freed per micro-batch.
 //   zeropp_a/b  z as zero3_pp; pp any; dp = N/(z pp); hybrid A all-reduces across dp (stage 0),

@@ -20,6 +20,9 @@ constexpr StrategyTraits make_traits(Strategy s) {
       break;
     case Strategy::zero3:
       t.zero3_group = true;
+      // FSDP2 with tensor parallelism inside the node: torchtitan's 2-D parallelism (fully_shard over the
+      // data-parallel mesh dimension of a DTensor-parallelised model); z is then 1 and dp every TP group's copy.
+      t.tensor_parallel = true;
       t.pipeline = false;
       t.gather = ParamGather::per_micro_batch;
       t.default_zero_stage = t.min_zero_stage = t.max_zero_stage = 3;
@@ -59,8 +62,6 @@ constexpr StrategyTraits make_traits(Strategy s) {
 
 const char* no_tp_rule(Strategy s) {
   switch (s) {
-    case Strategy::zero3:
-      return "pure ZeRO-3 has no tensor parallelism";
     case Strategy::pp_zero1:
       return "PP + ZeRO-1 has no tensor parallelism";
     default:
@@ -128,6 +129,11 @@ void validate_strategy(const ParallelSpec& p, const std::string& field) {
   const StrategyTraits& t = traits(p.strategy);
   if (p.tp > 1 && !t.tensor_parallel) not_with_strategy(field, "tp", p.tp, p.strategy, no_tp_rule(p.strategy));
   if (p.z > 1 && !t.zero3_group) not_with_strategy(field, "z", p.z, p.strategy, no_z_rule(p.strategy));
+  // Only FSDP2 (torchtitan) shards a tensor-parallel model with ZeRO-3; the other frameworks' ZeRO-3 is TP-free.
+  if (p.strategy == Strategy::zero3 && p.tp > 1 && framework_of(p) != Framework::fsdp2)
+    throw SpecError(field + ".tp", fmt::format("{0}.tp={1} with {0}.strategy=zero3 needs {0}.framework=fsdp2 (FSDP "
+                                               "with TP is torchtitan's 2-D parallelism; {0}.framework={2} is not)",
+                                               field, p.tp, to_string(framework_of(p))));
   if (p.pp > 1 && !t.pipeline)
     not_with_strategy(field, "pp", p.pp, p.strategy, "pure ZeRO-3 has no pipeline (pp must be 1)");
   if (p.zero_stage < t.min_zero_stage || p.zero_stage > t.max_zero_stage)

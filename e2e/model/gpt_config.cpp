@@ -203,6 +203,10 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
     throw SpecError("parallel.tp_comm_overlap",
                     "parallel.tp_comm_overlap=true: the trainer runs each tensor-parallel collective before or after "
                     "its GEMM, never under it (state false)");
+  if (p.strategy == Strategy::zero3 && p.tp > 1)
+    throw SpecError("parallel.tp", fmt::format("parallel.tp={} with parallel.strategy=zero3: the trainer shards pure "
+                                               "ZeRO-3 without tensor parallelism (state tp 1)",
+                                               p.tp));
   if (p.cp > 1)
     throw SpecError("parallel.cp", fmt::format("parallel.cp={}: the trainer runs every sequence whole on one rank (no "
                                                "context parallelism; state cp 1)",

@@ -45,8 +45,9 @@ TEST(SearchSpace, ThreeDByHand) {
 }
 
 TEST(SearchSpace, Zero3ByHand) {
-  // One ZeRO-3 group of 8 (z = 8, dp = 1), b in {1, 2}, 3 recompute modes.
-  EXPECT_EQ(count(Strategy::zero3), 6);
+  // One ZeRO-3 group of 8 (z = 8, dp = 1), b in {1, 2}, 3 recompute modes: 6. FSDP with TP (z = 1): tp in
+  // {2, 4, 8}, dp = 8 / tp, 3 TP communication modes as 3d, b in {1, 2}, 3 recompute modes: 3 x 18 = 54.
+  EXPECT_EQ(count(Strategy::zero3), 6 + 54);
 }
 
 TEST(SearchSpace, PpZero1ByHand) {
@@ -108,7 +109,7 @@ TEST(SearchSpace, SelectiveRecomputeOnlyWhereItDropsSomething) {
 }
 
 TEST(SearchSpace, AllStrategiesAddUp) {
-  EXPECT_EQ(count_plans(testing::tiny_experiment(), tiny_options()), 1368 + 6 + 216 + 384 + 171 + 171);
+  EXPECT_EQ(count_plans(testing::tiny_experiment(), tiny_options()), 1368 + 6 + 54 + 216 + 384 + 171 + 171);
 }
 
 TEST(SearchSpace, EveryPlanIsValidAndDistinct) {
@@ -119,20 +120,25 @@ TEST(SearchSpace, EveryPlanIsValidAndDistinct) {
     EXPECT_EQ(plan.parallel.global_batch(), 16);
     EXPECT_TRUE(seen.insert(to_json(plan.parallel).dump()).second) << to_json(plan.parallel).dump();
   });
-  EXPECT_EQ(seen.size(), 2316u);
+  EXPECT_EQ(seen.size(), 2316u + 54u);
 }
 
 TEST(SearchSpace, IntraNodeGroupsStayInOneNode) {
-  // 16 GPUs on 8-GPU nodes: tp and z never exceed 8, and pure ZeRO-3 is one group of all 16 (z = 8, dp = 2).
+  // 16 GPUs on 8-GPU nodes: tp and z never exceed 8, and pure ZeRO-3 is one group of all 16 (z = 8, dp = 2, or
+  // with TP: z = 1, dp = 16 / tp).
   Experiment ex = testing::tiny_experiment();
   ex.gpus = 16;
   ex.global_batch = 32;
   for_each_plan(ex, tiny_options(), [&](const Plan& plan) {
     EXPECT_LE(plan.parallel.tp, 8);
     EXPECT_LE(plan.parallel.z, 8);
-    if (plan.parallel.strategy == Strategy::zero3) {
+    if (plan.parallel.strategy == Strategy::zero3 && plan.parallel.tp == 1) {
       EXPECT_EQ(plan.parallel.z, 8);
       EXPECT_EQ(plan.parallel.dp, 2);
+    }
+    if (plan.parallel.strategy == Strategy::zero3 && plan.parallel.tp > 1) {
+      EXPECT_EQ(plan.parallel.z, 1);
+      EXPECT_EQ(plan.parallel.dp * plan.parallel.tp, 16);
     }
   });
 }

@@ -1,8 +1,8 @@
 // Speed of the exact plan search over the whole space (issue 13, point 4; issue 20, point 5), the simulator
 // ranking, every plan enumerated and bounded, on ONE thread (the work; `zeropp search` spreads it over every
 // core). Issue 20's goal: each of the five cases below under 10 s of wall time with both cores of the 2-core
-// development VM; peak memory < 2 GB (max_rss_MB, the process's peak resident set after the run). Compare with BM_ReferenceWorkload of the same run (ratios, not
-// absolute times: docs/regression.md).
+// development VM; peak memory < 2 GB (max_rss_MB, the process's peak resident set after the run). Compare with
+// BM_ReferenceWorkload of the same run (ratios, not absolute times: docs/regression.md).
 //   zeropp-model-bench --benchmark_filter='Search|Reference'
 #include <sys/resource.h>
 

@@ -27,7 +27,8 @@ double tp_seconds_on_rank(const Plan& plan, const analytic::ActionCosts& a, int 
   double per_mb = 0;
   for (int c = 0; c < par.v; ++c) {
     const int vs = c * p + r;
-    per_mb += analytic::stage_share(layout, vs, a.layers_per_chunk) * (a.tp_f + a.tp_b + (recompute ? a.tp_recompute : 0));
+    per_mb += analytic::stage_share(layout, vs, a.layers_per_chunk) *
+              (a.tp_f + a.tp_b + (recompute ? a.tp_recompute : 0));
     if (vs == 0) per_mb += a.embed_tp_f;
     if (vs == S - 1) per_mb += a.head_tp_f + a.head_tp_b;
   }

@@ -30,8 +30,8 @@ void check_given(const std::string& field, const char* key, int count, const Mod
     throw SpecError(name, fmt::format("{}={} needs {}.pp >= 2 (a pipeline with a first and a last stage)", name, count,
                                       field));
   if (count >= m.layers)
-    throw SpecError(name, fmt::format("{}={} leaves no layer for the other {} pipeline stage(s) of model.layers={}", name,
-                                      count, p.pp - 1, m.layers));
+    throw SpecError(name, fmt::format("{}={} leaves no layer for the other {} pipeline stage(s) of model.layers={}",
+                                      name, count, p.pp - 1, m.layers));
   if (count % p.v != 0)
     throw SpecError(name, fmt::format("{}={} is not a multiple of {}.v={}: each of the stage's chunks holds the "
                                       "same number of layers",

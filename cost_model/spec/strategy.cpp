@@ -118,7 +118,8 @@ DataParallelSync data_parallel_sync(const ParallelSpec& p) {
     d.grad_shard = p.z;
     d.replicas = p.dp * p.cp;
     const bool sharded_optimizer = p.zero_stage >= 1;  // hybrid B, zero3_pp with ZeRO-1 across dp
-    d.mode = d.replicas > 1 ? (sharded_optimizer ? DpSyncMode::reduce_scatter : DpSyncMode::all_reduce) : DpSyncMode::none;
+    d.mode = d.replicas > 1 ? (sharded_optimizer ? DpSyncMode::reduce_scatter : DpSyncMode::all_reduce)
+                            : DpSyncMode::none;
     d.optimizer_shards = sharded_optimizer ? all : p.z;
   }
   if (d.mode == DpSyncMode::none) d.replicas = 1;

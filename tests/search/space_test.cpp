@@ -2,9 +2,9 @@
 // global batch 16, b in {1, 2} (max_micro_batch = 2), v <= 2, three recompute modes.
 // Issue 13 grew the space (no default cut): ZeRO stage 0 and 1 for the strategies that allow both (3d,
 // 1f1b_zero1, zero3_pp), sequence parallelism on (with and without tp_comm_overlap) and off when tp > 1, every U
-// in 1..B for ZeroPP, tp and z any divisor of the node (here 8: the divisors are the powers of two, so tp and z are unchanged), and GPipe beside
-// the other pipeline schedules. Issue 20 added the splits of the layers that matter (search/stage_splits.hpp):
-// with L = 4 the only new one is pp = 2, v = 1 with first_stage_layers = 3, last_stage_layers = 1 (the balanced
+// in 1..B for ZeroPP, tp and z any divisor of the node (here 8: the divisors are the powers of two, so tp and z
+// are unchanged), and GPipe beside the other pipeline schedules. Issue 20 added the splits of the layers that
+// matter (search/stage_splits.hpp): with L = 4 the only new one is pp = 2, v = 1 with first_stage_layers = 3, last_stage_layers = 1 (the balanced
 // explicit split is the even 2, 2; pp = 2, v = 2 and pp = 4 have no other). So every (layout) with pp = 2 runs
 // its v = 1 schedules (1f1b, zb_h1, zb_h2, gpipe, bfs v=1, or zeropp v=1) twice. The counts below are derived in
 // their comments.

@@ -83,7 +83,8 @@ TEST(Strategy, DataParallelPictureByHand) {
 }
 
 // validate(ParallelSpec) refuses a split exactly when it contradicts the strategy's row in the table: tp only for
-// 3d and zero3 (FSDP2 + TP, its default framework), z only for the ZeRO-3 strategies, pp > 1 for all but zero3, the ZeRO stages each allows, and the schedule.
+// 3d and zero3 (FSDP2 + TP, its default framework), z only for the ZeRO-3 strategies, pp > 1 for all but zero3,
+// the ZeRO stages each allows, and the schedule.
 TEST(Strategy, ValidateRefusesExactlyWhatTheTableForbids) {
   int accepted = 0, refused = 0;
   for (Strategy s : all_strategies())

@@ -19,14 +19,6 @@ namespace {
 
 constexpr double kMaskBytes = 1;  // a dropout mask element
 
-// FlashAttention's work as its authors count it (Dao 2023, Shah et al. 2024, section 4.1, and the flops() of
-// flash-attention's benchmarks/benchmark_flash_attention.py): a causal kernel skips the blocks above the
-// diagonal, about half of the s x s products (every model here is a causal decoder); the backward runs 5
-// matmuls to the forward's 2 (it recomputes S = Q K^T). ClusterSpec::flash_attention_efficiency is measured on
-// these counts, so the time uses the same ones.
-constexpr double kCausalFraction = 0.5;
-constexpr double kFlashBackwardFactor = 2.5;
-
 // Kernel traffic of one layer split by what it scales with: per token (norms, residual adds, activation) and the
 // s x s attention tensor. Forward and backward are counted kernel by kernel (bytes read + written):
 //   norm           forward read x, write y: 2e per element;  backward read x and dy, write dx: 3e
@@ -83,8 +75,9 @@ struct AttentionCoreSeconds {
 AttentionCoreSeconds attention_core_seconds(const Plan& plan, const LayerGemms& g, double peak) {
   const ClusterSpec& c = plan.cluster;
   if (plan.model.attention_kind() == AttentionKind::flash) {
-    // One fused kernel each way, at its own measured rate.
-    const double fwd_flops = kCausalFraction * g.attention_flops();
+    // One fused kernel each way, at its own measured rate, on the FLOPs it executes as its authors count them
+    // (flops.hpp: the causal half; 2.5x in B). ClusterSpec::flash_attention_efficiency is measured on these.
+    const double fwd_flops = kCausalAttentionFraction * g.attention_flops();
     return {fwd_flops / (peak * c.flash_attention_efficiency.forward),
             kFlashBackwardFactor * fwd_flops / (peak * c.flash_attention_efficiency.backward)};
   }
@@ -121,6 +114,16 @@ double gemm_efficiency(const ClusterSpec& cluster, Dtype dtype, double flops) {
   const auto lo = hi - 1;
   const double x = std::log(flops), x0 = std::log(lo->flops), x1 = std::log(hi->flops);
   return lo->efficiency + (hi->efficiency - lo->efficiency) * (x - x0) / (x1 - x0);
+}
+
+double efficiency_ceiling(const ClusterSpec& cluster, Dtype dtype) {
+  double best = cluster.gemm_efficiency;
+  const auto it = cluster.gemm_table.find(dtype);
+  if (it != cluster.gemm_table.end() && !it->second.empty()) {
+    best = 0;
+    for (const GemmEfficiencyPoint& p : it->second) best = std::max(best, p.efficiency);
+  }
+  return std::max({best, cluster.flash_attention_efficiency.forward, cluster.flash_attention_efficiency.backward});
 }
 
 double layer_forward_kernel_bytes(const ModelSpec& model, int b, int tp, bool sequence_parallel, Dtype dtype) {

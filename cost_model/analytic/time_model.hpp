@@ -46,6 +46,11 @@ namespace zeropp::analytic {
 // GEMM efficiency for one GEMM of `flops` FLOPs (2*m*n*k) on `cluster` in `dtype`.
 double gemm_efficiency(const ClusterSpec& cluster, Dtype dtype, double flops);
 
+// The highest fraction of the dense peak any compute operation of the time model reaches on `cluster` in `dtype`
+// (the best GEMM, the attention kernel each way). Every operation is priced at or below it, so executed FLOPs over
+// (iteration time x GPUs x peak) cannot exceed it, nor can MFU (tests/analytic/flop_convention_test.cpp).
+double efficiency_ceiling(const ClusterSpec& cluster, Dtype dtype);
+
 // Bytes the memory-bound kernels of one layer move (read + write) for one micro-batch, on one GPU: norms,
 // bias-dropout-residual adds (replicated over TP unless sequence_parallel), activation function and, with unfused
 // attention, the s x s attention tensor (QK^T output, softmax, dropout, read by the context GEMM; split over TP;

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/analytic/flops.hpp"
 #include "cost_model/cli/command.hpp"
 #include "cost_model/cli/experiment_args.hpp"
 #include "cost_model/cli/run_cost_args.hpp"
@@ -59,9 +60,9 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
                            ex.gpus, ex.cluster.name, ex.global_batch, ex.model.seq_len, to_string(ex.dtype));
   std::cout << fmt::format(
       "{:<11} {:>3} {:>3} {:>4} {:>2} {:>2} {:<5} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8} {:>8} {:>7} "
-      "{:>6} {:>8} {:>8} {:>8} {:>7}\n",
+      "{:>6} {:>8} {:>8} {:>8} {:>8} {:>7}\n",
       "strategy", "tp", "pp", "dp", "z", "ZS", "tpcom", "schedule", "v", "b", "B", "U", "recompute", "iter s",
-      "(closed)", "TFLOP/s", "MFU", "peak GiB", "(closed)", "sent GB", "vs 3D");
+      "(closed)", "TFLOP/s", "MFU", "MFU full", "peak GiB", "(closed)", "sent GB", "vs 3D");
   const double base = three_d_time(rows);
   bool any_closed = false;
   for (const auto& r : rows) {
@@ -80,10 +81,11 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
     const std::string closed_peak = sim ? fmt::format("{:.1f}", c.memory_bytes.peak / kGiB) : "cf";
     std::cout << fmt::format(
         "{:<11} {:>3} {:>3} {:>4} {:>2} {:>2} {:<5} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8.3f} {:>8} "
-        "{:>7.1f} {:>5.1f}% {:>8.1f} {:>8} {:>8.2f} {:>7}{}\n",
+        "{:>7.1f} {:>5.1f}% {:>7.1f}% {:>8.1f} {:>8} {:>8.2f} {:>7}{}\n",
         r.spec.name, p.tp, p.pp, p.dp, p.z, p.zero_stage, search::tp_comm_label(p), to_string(p.schedule), p.v,
         p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute), e.time_s.iteration, closed_time,
-        e.throughput.tflops_per_gpu, 100 * e.throughput.mfu, e.memory_bytes.peak / kGiB, closed_peak,
+        e.throughput.tflops_per_gpu, 100 * e.throughput.mfu, 100 * e.throughput.mfu_full_attention,
+        e.memory_bytes.peak / kGiB, closed_peak,
         e.comm_bytes.total / 1e9, vs,
         e.feasible ? "" : fmt::format("  does not fit: over by {:.1f} GiB", e.over_by_bytes / kGiB));
   }
@@ -97,9 +99,8 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
       << "iter s and peak GiB (GiB = 2^30 B): simulated schedule; (closed): the closed forms for the same plan"
       << (any_closed ? "; cf: closed form only (--closed-form)" : "")
       << ".\nZS: ZeRO stage of the dp dimension; tpcom: sequence parallel (sp), with the TP communication "
-         "overlapped (sp+ov), or not (nosp).\nTFLOP/s per GPU counts executed FLOPs (incl. recompute); MFU counts "
-         "model FLOPs only. "
-         "sent GB: bytes sent per GPU per iteration (GB = 1e9).\n";
+         "overlapped (sp+ov), or not (nosp).\n"
+      << analytic::kFlopConventionNote << "\nsent GB: bytes sent per GPU per iteration (GB = 1e9).\n";
 }
 
 nlohmann::json rows_json(const std::vector<search::CompareRow>& rows,

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "cost_model/analytic/estimate.hpp"
+#include "cost_model/analytic/flops.hpp"
 #include "cost_model/cli/command.hpp"
 #include "cost_model/cli/experiment_args.hpp"
 #include "cost_model/cli/run_cost_args.hpp"
@@ -157,9 +158,11 @@ void print_table(const Plan& plan, const search::SimulatedEstimate& s) {
   std::cout << fmt::format("  bubble             {:10.4f} s{}\n\n", t.bubble, beside(s, c.time_s.bubble, "{:.4f}"));
   const auto& th = e.throughput;
   std::cout << fmt::format(
-      "throughput           {:10.0f} tokens/s, {:.1f} TFLOP/s per GPU (incl. recompute), "
-      "MFU {:.1f}%{}\n\n",
-      th.tokens_per_s, th.tflops_per_gpu, 100 * th.mfu, beside(s, 100 * c.throughput.mfu, "MFU {:.1f}%"));
+      "throughput           {:10.0f} tokens/s, {:.1f} TFLOP/s per GPU (executed), MFU {:.1f}% (full attention "
+      "{:.1f}%){}\n",
+      th.tokens_per_s, th.tflops_per_gpu, 100 * th.mfu, 100 * th.mfu_full_attention,
+      beside(s, 100 * c.throughput.mfu, "MFU {:.1f}%"));
+  std::cout << "                     " << analytic::kFlopConventionNote << "\n\n";
   const auto& cb = e.comm_bytes;
   std::cout << fmt::format(
       "sent per GPU/iter    {:10.3f} GB  (tp {:.3f}, pp {:.3f}, dp {:.3f}, zero {:.3f}; GB = 1e9){}\n\n",

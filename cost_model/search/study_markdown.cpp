@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/analytic/flops.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/search/study_report.hpp"
@@ -61,9 +62,11 @@ void verdict_section(std::string& md, const StudyReport& r) {
     return;
   }
   const auto& w = est(r, r.winner);
-  md += fmt::format("**Fastest plan: {}** — {:.1f} TFLOP/s per GPU, MFU {:.1f}%, peak {:.1f} GiB of {:.0f} GiB.\n\n",
-                    row_label(r, r.winner), w.throughput.tflops_per_gpu, 100 * w.throughput.mfu,
-                    w.memory_bytes.peak / kGiB, limit / kGiB);
+  md += fmt::format(
+      "**Fastest plan: {}** — {:.1f} TFLOP/s per GPU, MFU {:.1f}% (full-attention count {:.1f}%), peak {:.1f} GiB of "
+      "{:.0f} GiB.\n\n",
+      row_label(r, r.winner), w.throughput.tflops_per_gpu, 100 * w.throughput.mfu,
+      100 * w.throughput.mfu_full_attention, w.memory_bytes.peak / kGiB, limit / kGiB);
   if (r.best_zeropp < 0) {
     md += "No ZeroPP plan fits in memory here.\n\n";
     return;
@@ -94,7 +97,7 @@ void verdict_section(std::string& md, const StudyReport& r) {
 void table_section(std::string& md, const StudyReport& r) {
   md += "### Every strategy at its best plan within memory\n\n";
   md +=
-      "| strategy | tp | pp | dp | z | schedule | v | b | B | U | recompute | iter s | TFLOP/s/GPU | MFU | "
+      "| strategy | tp | pp | dp | z | schedule | v | b | B | U | recompute | iter s | TFLOP/s/GPU | MFU (full) | "
       "peak GiB | sent GB | vs 3D |\n";
   md += "|---|--:|--:|--:|--:|---|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|\n";
   for (int i = 0; i < static_cast<int>(r.rows.size()); ++i) {
@@ -113,18 +116,20 @@ void table_section(std::string& md, const StudyReport& r) {
     if (!e.feasible) peak += fmt::format(" (over by {:.1f})", e.over_by_bytes / kGiB);
     const bool bold = i == r.winner;
     md += fmt::format(
-        "| {}{}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3f}{} | {:.1f} | {:.1f}% | {} | "
+        "| {}{}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3f}{} | {:.1f} | {:.1f}% ({:.1f}%) | {} | "
         "{:.2f} | {} |\n",
         bold ? "**" : "", row.spec.name, bold ? "**" : "", p.tp, p.pp, p.dp, p.z, to_string(p.schedule), p.v,
         p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute), e.time_s.iteration,
-        row.estimate.simulated ? "" : " (cf)", e.throughput.tflops_per_gpu, 100 * e.throughput.mfu, peak,
-        e.comm_bytes.total / 1e9, vs);
+        row.estimate.simulated ? "" : " (cf)", e.throughput.tflops_per_gpu, 100 * e.throughput.mfu,
+        100 * e.throughput.mfu_full_attention, peak, e.comm_bytes.total / 1e9, vs);
   }
   md +=
       "\nModel output (`zeropp compare`): iteration time and peak memory from the schedule simulator with analytic "
-      "costs on the cluster profile; (cf) closed form only (pure ZeRO-3 has no pipeline to simulate). "
-      "TFLOP/s per GPU counts executed FLOPs (recompute included), MFU model FLOPs only. sent GB: bytes sent per "
-      "GPU per iteration (GB = 1e9); GiB = 2^30 bytes. B is micro-batches per pipeline; the winner is in bold.\n\n";
+      "costs on the cluster profile; (cf) closed form only (pure ZeRO-3 has no pipeline to simulate). ";
+  md += analytic::kFlopConventionNote;
+  md +=
+      " sent GB: bytes sent per GPU per iteration (GB = 1e9); GiB = 2^30 bytes. B is micro-batches per pipeline; "
+      "the winner is in bold.\n\n";
 }
 
 void run_cost_section(std::string& md, const StudyReport& r) {

@@ -7,8 +7,10 @@
 
 #include "cost_model/analytic/collectives.hpp"
 #include "cost_model/analytic/comm_volume.hpp"
+#include "cost_model/analytic/contention.hpp"
 #include "cost_model/analytic/flops.hpp"
 #include "cost_model/analytic/params.hpp"
+#include "cost_model/analytic/tp_overlap.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/strategy.hpp"
@@ -89,17 +91,6 @@ AttentionCoreSeconds attention_core_seconds(const Plan& plan, const LayerGemms& 
   return {gemms, 2 * gemms};
 }
 
-// Collective time of the TP exchanges of one layer pass (two per pass: after attention and after the MLP).
-double tp_pass_seconds(const Plan& plan, double bytes) {
-  const ParallelSpec& par = plan.parallel;
-  if (par.tp <= 1) return 0;
-  const Group g = tp_group(par);
-  if (par.sequence_parallel)
-    return collective_time(plan.cluster, Collective::all_gather, g.size, g.stride, bytes) +
-           collective_time(plan.cluster, Collective::reduce_scatter, g.size, g.stride, bytes);
-  return collective_time(plan.cluster, Collective::all_reduce, g.size, g.stride, bytes);
-}
-
 }  // namespace
 
 double gemm_efficiency(const ClusterSpec& cluster, Dtype dtype, double flops) {
@@ -174,28 +165,15 @@ ActionCosts action_costs(const Plan& plan) {
     layer_rc = core.f + mem_seconds(k.attention_fwd);
 
   const double act_bytes = static_cast<double>(b) * m.seq_len * m.hidden * e;  // b*s*h, full buffer
-  const double tp_pass = tp_pass_seconds(plan, act_bytes);
   a.f = lc * layer_f;
   a.b = lc * layer_b;
   a.w = lc * layer_w;
   a.recompute = lc * layer_rc;
-  a.tp_f = lc * 2 * tp_pass;
-  a.tp_b = lc * 2 * tp_pass;
-  if (par.tp_comm_overlap && t > 1) {
-    // Megatron's --tp-comm-overlap: the sequence-parallel all-gather runs under the column-parallel GEMM it feeds
-    // (QKV, up), the reduce-scatter under the row-parallel GEMM that produces it (projection, down), in chunks; what
-    // outlasts its GEMM stays exposed. The input-gradient GEMMs of the backward have the same shapes and pair the
-    // same way.
-    const Group tg = tp_group(par);
-    const double ag = collective_time(c, Collective::all_gather, tg.size, tg.stride, act_bytes);
-    const double rs = collective_time(c, Collective::reduce_scatter, tg.size, tg.stride, act_bytes);
-    const auto seconds = [&](int i) { return gemm_seconds(c, par.dtype, peak, g.gemm[i]); };
-    const double exposed = std::max(0.0, ag - seconds(LayerGemms::qkv)) +
-                           std::max(0.0, rs - seconds(LayerGemms::proj)) + std::max(0.0, ag - seconds(LayerGemms::up)) +
-                           std::max(0.0, rs - seconds(LayerGemms::down));
-    a.tp_f = lc * exposed;
-    a.tp_b = lc * exposed;
-  }
+  // TP communication as the framework runs it, with what its overlap costs (tp_overlap.hpp).
+  const TpLayerSeconds tp =
+      tp_layer_seconds(plan, g, [&](const Gemm& x) { return gemm_seconds(c, par.dtype, peak, x); });
+  a.tp_f = lc * tp.forward;
+  a.tp_b = lc * tp.backward;
   a.tp_recompute = par.recompute == Recompute::full ? a.tp_f : 0;
 
   // LM head: logits GEMM over the vocabulary shard; final norm (forward 2e, backward 3e per element) and the
@@ -260,7 +238,12 @@ ActionCosts action_costs(const Plan& plan) {
       a.dp_after_step = collective_time(c, Collective::all_gather, dg.size, dg.stride, param_bytes * dp_params);
       // Megatron's --overlap-param-gather: the all-gather runs, bucket by bucket, under the next iteration's first
       // forward through the rank's chunks; only what outlasts it stays exposed.
-      if (par.overlap_param_gather) a.dp_after_step = std::max(0.0, a.dp_after_step - par.v * (a.f + a.tp_f));
+      // The hidden part pays the contention of every overlapped NCCL kernel (contention.hpp).
+      if (par.overlap_param_gather) {
+        const double under = par.v * (a.f + a.tp_f);
+        a.dp_after_step = std::max(0.0, a.dp_after_step - under) +
+                          contention_seconds(c, CommKernel::nccl, std::min(a.dp_after_step, under));
+      }
     } else {
       a.dp_sync = collective_time(c, Collective::all_reduce, dg.size, dg.stride, grad_bytes * dp_params);
     }
@@ -328,7 +311,11 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
   const double W = v * a.w;
   r.bubble = p > 1 ? bubble_time(par.schedule, p, v, m, U, F, Bx, W) : 0;
 
-  // ZeRO-3 exposure under the prefetch rule.
+  // ZeRO-3 exposure under the prefetch rule; what is hidden slows the compute it runs beside (contention.hpp),
+  // charged as compute as the simulator charges it.
+  const auto hidden = [&](double comm, double compute) {
+    return contention_seconds(plan.cluster, CommKernel::nccl, std::min(comm, compute));
+  };
   if (a.gather > 0 || a.reduce_scatter > 0) {
     const double fwd = a.f + a.tp_f, bwd = a.b + a.recompute + a.w + a.tp_b + a.tp_recompute;
     const DataParallelSync sync = data_parallel_sync(par);
@@ -338,11 +325,13 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
       const double L = a.layers_per_chunk;
       const double g = a.gather / L, rs = a.reduce_scatter / L, fl = fwd / L, bl = bwd / L;
       r.zero_exposed = g + rs + m * L * (std::max(0.0, g - fl) + std::max(0.0, g + rs - bl));
+      r.compute += m * L * (hidden(g, fl) + hidden(g + rs, bl));
     } else if (sync.gather == ParamGather::per_micro_batch) {
       // Gather before every F and B of a chunk, reduce-scatter after its W; prefetched during the previous one.
       const double n = static_cast<double>(m) * v;
       r.zero_exposed = a.gather + a.reduce_scatter +
                        n * (std::max(0.0, a.gather - fwd) + std::max(0.0, a.gather + a.reduce_scatter - bwd));
+      r.compute += n * (hidden(a.gather, fwd) + hidden(a.gather + a.reduce_scatter, bwd));
     } else {
       // ZeroPP: per unit, one forward phase and one backward phase per chunk, each U micro-batches long.
       const double units = unit_count(m, U);
@@ -350,6 +339,7 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
       const double phases = units * v;
       r.zero_exposed = a.gather + a.reduce_scatter + (phases - 1) * std::max(0.0, a.gather - U * fwd) +
                        phases * std::max(0.0, a.gather + rs_in_phase - U * bwd);
+      r.compute += (phases - 1) * hidden(a.gather, U * fwd) + phases * hidden(a.gather + rs_in_phase, U * bwd);
     }
   }
 
@@ -363,6 +353,7 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
     const double n = dp_sync_buckets(
         par, 0, static_cast<double>(virtual_stage_params(plan.model, p, v, 0, par.tp).total()), a.layers_per_chunk);
     sync_exposed = std::max(a.dp_sync / (v * n), a.dp_sync - chunk_backward * (v - 1.0 / n));
+    r.compute += hidden(a.dp_sync - sync_exposed, chunk_backward * v);
   }
   r.dp_exposed = sync_exposed + a.dp_after_step + a.embedding_sync;
 

@@ -33,7 +33,7 @@ namespace {
 
 struct EstimateArgs {
   std::string plan_file, model, cluster;
-  std::string strategy, schedule, recompute, grad_reduce, dtype, framework;
+  std::string strategy, schedule, recompute, grad_reduce, dtype, framework, tp_comm_overlap;
   std::optional<int> tp, pp, dp, z, zero_stage, v, micro_batch, micro_batches, unit, gpus;
   std::optional<long long> global_batch;
   std::optional<bool> sequence_parallel;
@@ -112,6 +112,14 @@ Plan build_plan(const EstimateArgs& a) {
     p.sequence_parallel = p.tp > 1;
   if (!a.dtype.empty()) p.dtype = dtype_from_string(a.dtype, "--dtype");
   if (!a.framework.empty()) p.framework = framework_from_string(a.framework, "--framework");
+  if (a.tp_comm_overlap == "auto") {
+    // What the plan's framework runs on this GPU when it can overlap at all (needs tp > 1 and SP).
+    const TpCommOverlap kind = framework_tp_overlap(framework_of(p));
+    const bool runs = p.tp > 1 && p.sequence_parallel && tp_overlap_unavailable(kind, plan.cluster).empty();
+    p.tp_comm_overlap = runs ? kind : TpCommOverlap::none;
+  } else if (!a.tp_comm_overlap.empty()) {
+    p.tp_comm_overlap = tp_comm_overlap_from_string(a.tp_comm_overlap, "--tp-comm-overlap");
+  }
   validate(plan);
   return plan;
 }
@@ -144,9 +152,9 @@ void print_table(const Plan& plan, const search::SimulatedEstimate& s) {
                            to_string(framework_of(p)), to_string(precision.grads), to_string(precision.reduce));
   std::cout << fmt::format(
       "      tp={} pp={} dp={} z={} zero_stage={} v={} schedule={} b={} B={} U={} recompute={} "
-      "sp={} {}\n",
+      "sp={} tp_comm_overlap={} {}\n",
       p.tp, p.pp, p.dp, p.z, p.zero_stage, p.v, to_string(p.schedule), p.micro_batch, p.micro_batches, p.unit,
-      to_string(p.recompute), p.sequence_parallel ? "on" : "off", to_string(p.dtype));
+      to_string(p.recompute), p.sequence_parallel ? "on" : "off", to_string(p.tp_comm_overlap), to_string(p.dtype));
   std::cout << (s.simulated ? "      time, bubble, exposed comm, peak memory and pp/zero bytes: schedule simulator\n\n"
                             : "      closed form\n\n");
   const auto& t = e.time_s;
@@ -244,6 +252,9 @@ const bool registered = register_command({
       sub.add_option("--sequence-parallel", a->sequence_parallel, "true | false (default: on when tp > 1)");
       sub.add_option("--dtype", a->dtype, "bf16 | fp16 | fp32");
       sub.add_option("--framework", a->framework, "megatron | deepspeed | fsdp2 | zeropp (default: by strategy)");
+      sub.add_option("--tp-comm-overlap", a->tp_comm_overlap,
+                     "none | userbuffers (Megatron/TransformerEngine, compute capability 9.0+) | async_tp (PyTorch, "
+                     "torchtitan) | auto (what the framework runs on this GPU); default: the plan file's, else none");
       sub.add_flag("--no-dp-overlap", a->no_dp_overlap,
                    "DP gradient sync after the backward, not overlapped (parallel.overlap_grad_reduce=false)");
       sub.add_flag("--closed-form", a->closed_form, "Closed forms only, no schedule simulation");

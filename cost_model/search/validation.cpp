@@ -13,10 +13,12 @@
 #include "cost_model/analytic/flops.hpp"
 #include "cost_model/search/simulated_estimate.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/json_reader.hpp"
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/printable.hpp"
+#include "cost_model/spec/strategy.hpp"
 
 namespace zeropp::search {
 
@@ -114,6 +116,7 @@ ValidationReport load_validation_json(const nlohmann::json& j, const std::string
   // What every row's plan shares (default: Megatron-LM of 2021: no distributed optimizer, no SP).
   ParallelSpec shared;
   shared.zero_stage = 0;
+  bool shared_tp_overlap = false;  // the framework's own overlap (framework.hpp) where tp > 1 with SP
   if (j.contains("parallel")) {
     const std::string path = root + ".parallel";
     const auto& p =
@@ -126,7 +129,7 @@ ValidationReport load_validation_json(const nlohmann::json& j, const std::string
       shared.zero_stage = v.get<int>();
     }
     if (p.contains("sequence_parallel")) shared.sequence_parallel = boolean_value(p, path, "sequence_parallel");
-    if (p.contains("tp_comm_overlap")) shared.tp_comm_overlap = boolean_value(p, path, "tp_comm_overlap");
+    if (p.contains("tp_comm_overlap")) shared_tp_overlap = boolean_value(p, path, "tp_comm_overlap");
     if (p.contains("overlap_param_gather"))
       shared.overlap_param_gather = boolean_value(p, path, "overlap_param_gather");
     if (p.contains("framework"))
@@ -187,7 +190,9 @@ ValidationReport load_validation_json(const nlohmann::json& j, const std::string
                       ? recompute_from_string(string_value(r, path, "recompute"), path + ".recompute")
                       : recompute;
     p.sequence_parallel = shared.sequence_parallel && p.tp > 1;
-    p.tp_comm_overlap = shared.tp_comm_overlap && p.sequence_parallel;  // Megatron's flag needs SP and tp > 1
+    // Megatron's flag needs SP and tp > 1.
+    p.tp_comm_overlap =
+        shared_tp_overlap && p.sequence_parallel ? framework_tp_overlap(framework_of(p)) : TpCommOverlap::none;
     p.dtype = dtype;
     const auto& overlap = required(r, path, "dp_overlap");
     if (!overlap.is_boolean()) throw SpecError(path + ".dp_overlap", path + ".dp_overlap must be true or false");

@@ -1,6 +1,7 @@
 #include "cost_model/simulate/costs_from_plan.hpp"
 
 #include "cost_model/analytic/collectives.hpp"
+#include "cost_model/analytic/contention.hpp"
 #include "cost_model/analytic/memory.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/analytic/time_model.hpp"
@@ -81,7 +82,7 @@ ActionCosts costs_from_plan(const Plan& plan) {
     s.w_buffer_bytes = lc * full.until_w;
   }
 
-  costs.contention = c.comm_compute_contention;
+  costs.contention = analytic::contention_share(c, analytic::CommKernel::nccl);
   costs.static_bytes.resize(p);
   costs.opt_step.resize(p);
   for (int rank = 0; rank < p; ++rank) {

@@ -59,4 +59,29 @@ int dp_sync_buckets(const ParallelSpec& p, int stage, double stage_params, int l
   return 1;
 }
 
+TpCommOverlap framework_tp_overlap(Framework framework) {
+  switch (framework) {
+    case Framework::megatron:
+      return TpCommOverlap::userbuffers;
+    case Framework::fsdp2:
+      return TpCommOverlap::async_tp;
+    case Framework::deepspeed:
+    case Framework::zeropp:
+      return TpCommOverlap::none;
+  }
+  return TpCommOverlap::none;
+}
+
+std::string tp_overlap_unavailable(TpCommOverlap kind, const ClusterSpec& cluster) {
+  if (kind == TpCommOverlap::none) return "";
+  if (cluster.device != Device::gpu) return "a CPU profile has no GPU to overlap on";
+  if (kind == TpCommOverlap::async_tp) return "";
+  if (!cluster.gpu || !cluster.gpu->sm_count.known())
+    return "the profile's operation table gives no gpu.sm_count to price the userbuffers kernels' SMs by";
+  if (!cluster.gpu->compute_capability.known() || cluster.gpu->compute_capability.value < 9.0)
+    return "TransformerEngine's userbuffers need CUDA multicast (compute capability 9.0+); older GPUs fall back "
+           "to a slower CUDA-IPC path (UB_SKIPMC=1) whose cost is not modelled";
+  return "";
+}
+
 }  // namespace zeropp

@@ -39,6 +39,8 @@
 // from the buffer they accumulate in, so it is also the dtype of the gradients they hold (Megatron's
 // --grad-reduce-in-bf16 is reduce_dtype bf16: 2 + 2 + 12); FSDP2's gradient shards stay fp32 (the sharded
 // parameters' dtype) whatever it reduces in.
+#include <string>
+
 #include "cost_model/spec/parallel_spec.hpp"
 
 namespace zeropp {
@@ -73,5 +75,18 @@ FrameworkPrecision framework_precision(const ParallelSpec& p);
 //              follows that collective, not the backward: 1.
 // Without overlap_grad_reduce every framework syncs once, after the backward.
 int dp_sync_buckets(const ParallelSpec& p, int stage, double stage_params, int layers);
+
+// The TP communication overlap a framework runs when asked to (ParallelSpec::tp_comm_overlap):
+//   megatron   userbuffers: --tp-comm-overlap through TransformerEngine (megatron/core/model_parallel_config.py,
+//              tp_comm_overlap; megatron/training/arguments.py requires --sequence-parallel)
+//   fsdp2      async_tp: torchtitan's --parallelism.enable_async_tensor_parallel (torch.compile's micro-pipeline
+//              TP pass over symmetric memory; torchtitan/distributed/tensor_parallel.py maybe_enable_async_tp)
+//   deepspeed, zeropp   none: they have no TP communication overlap.
+TpCommOverlap framework_tp_overlap(Framework framework);
+// Why a GPU of `cluster` cannot run `kind` ("" when it can): userbuffers needs CUDA multicast, compute capability
+// 9.0+ (TransformerEngine's examples/pytorch/comm_gemm_overlap/README.md; older devices need UB_SKIPMC=1 and fall
+// back to "a less performant implementation" over CUDA IPC, whose cost is not known here), and the SM count its
+// kernels are priced by; both need GPUs (a CPU profile has no tensor cores to overlap with).
+std::string tp_overlap_unavailable(TpCommOverlap kind, const ClusterSpec& cluster);
 
 }  // namespace zeropp

@@ -166,9 +166,9 @@ TEST(ClusterProvenance, NominalUnlessStated) {
   EXPECT_EQ(c.provenance.gemm, Provenance::nominal);
   EXPECT_EQ(to_json(c).at("provenance"), (json{{"gemm", "nominal"}, {"collectives", "published"}}));
   EXPECT_EQ(cluster_from_json(to_json(c)), c);
-  j["provenance"] = {{"gemm", "measured"}};
+  j["provenance"] = {{"gemm", "guessed"}};
   EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.provenance.gemm",
-                    "cluster.provenance.gemm=\"measured\" must be one of nominal, published, calibrated");
+                    "cluster.provenance.gemm=\"guessed\" must be one of nominal, published, calibrated, measured");
   j["provenance"] = {{"network", "published"}};
   EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.provenance.network",
                     "cluster.provenance.network: unknown key (allowed: gemm, collectives)");

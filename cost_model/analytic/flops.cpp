@@ -1,6 +1,7 @@
 #include "cost_model/analytic/flops.hpp"
 
 #include "cost_model/analytic/params.hpp"
+#include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/strategy.hpp"
 
 namespace zeropp::analytic {
@@ -63,12 +64,15 @@ double recompute_flops_per_layer(const ModelSpec& model, int b, Recompute recomp
   return 0;
 }
 
-double recompute_executed_flops_per_layer(const ModelSpec& model, int b, Recompute recompute) {
+double recompute_executed_flops_per_layer(const ModelSpec& model, int b, Recompute recompute, Framework framework) {
   switch (recompute) {
     case Recompute::none:
       return 0;
-    case Recompute::selective:
-      return recompute_flops_per_layer(model, b, recompute);  // unfused: the full core, as it runs; flash: 0
+    case Recompute::selective: {
+      const SelectiveRecompute sel = selective_recompute(framework);
+      const double core = layer_executed_flops(model, b).f - layer_weight_matmul_flops(model, b);
+      return (sel.attention_core ? core : 0) + sel.weight_matmuls * layer_weight_matmul_flops(model, b);
+    }
     case Recompute::full:
       return layer_executed_flops(model, b).f;
   }
@@ -95,7 +99,8 @@ double executed_flops_per_iteration(const Plan& plan) {
   const double per_sequence =
       plan.model.layers * layer_executed_flops(plan.model, 1).total() + lm_head_flops(plan.model, 1).total();
   return static_cast<double>(sequences) *
-         (per_sequence + recomputed_layers * recompute_executed_flops_per_layer(plan.model, 1, par.recompute));
+         (per_sequence +
+          recomputed_layers * recompute_executed_flops_per_layer(plan.model, 1, par.recompute, framework_of(par)));
 }
 
 double narayanan_flops_per_iteration(const ModelSpec& model, long long global_batch) {

@@ -79,9 +79,9 @@ PassFlops lm_head_flops(const ModelSpec& model, int b);
 // attention and 0 with flash (its backward already rebuilds the core; it stores nothing selective could drop);
 // full: the whole layer forward.
 double recompute_flops_per_layer(const ModelSpec& model, int b, Recompute recompute);
-// The same recomputation as the kernels execute it (selective unfused: the full s x s core; full: the layer's
-// executed forward, causal flash core included).
-double recompute_executed_flops_per_layer(const ModelSpec& model, int b, Recompute recompute);
+// The same recomputation as the kernels execute it, for the plan's framework (selective: what the framework reruns,
+// spec/framework.hpp selective_recompute, the attention core as it runs; full: the layer's executed forward).
+double recompute_executed_flops_per_layer(const ModelSpec& model, int b, Recompute recompute, Framework framework);
 
 // Model FLOPs of one iteration over `sequences` sequences (the global batch): L layers F+B+W plus the LM
 // head, no recomputation. With AttentionCount::causal this is the numerator of MFU; with full, of

@@ -9,6 +9,7 @@
 #include "cost_model/analytic/comm_volume.hpp"
 #include "cost_model/analytic/contention.hpp"
 #include "cost_model/analytic/flops.hpp"
+#include "cost_model/analytic/op_time.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/analytic/tp_overlap.hpp"
 #include "cost_model/spec/error.hpp"
@@ -62,10 +63,26 @@ KernelBytes layer_kernel_bytes(const ModelSpec& model, int b, int tp, bool sp, D
   return k;
 }
 
-// Seconds of the given GEMMs (each of `count` identical GEMMs run `times` times).
-double gemm_seconds(const ClusterSpec& c, Dtype dtype, double peak, const Gemm& g, double times = 1) {
-  if (g.count <= 0 || g.flops_each() <= 0) return 0;
-  return times * g.flops() / (peak * gemm_efficiency(c, dtype, g.flops_each()));
+// A weight GEMM X W (X: m x k activations, W: k x n) three ways: forward m x n deep k; input gradient
+// dX = dY W^T, m x k deep n; weight gradient dW = X^T dY, k x n deep m (the tokens).
+struct PassSeconds {
+  double forward = 0, dgrad = 0, wgrad = 0;
+};
+template <typename GemmSeconds>
+PassSeconds pass_seconds(const GemmSeconds& seconds, const Gemm& g) {
+  return {seconds(g), seconds(Gemm{g.m, g.k, g.n, g.count}), seconds(Gemm{g.k, g.n, g.m, g.count})};
+}
+using WeightGemmSeconds = PassSeconds;
+template <typename GemmSeconds>
+WeightGemmSeconds weight_gemm_seconds(const GemmSeconds& seconds, const LayerGemms& g) {
+  WeightGemmSeconds out;
+  for (int i : {LayerGemms::qkv, LayerGemms::proj, LayerGemms::up, LayerGemms::down}) {
+    const PassSeconds p = pass_seconds(seconds, g.gemm[i]);
+    out.forward += p.forward;
+    out.dgrad += p.dgrad;
+    out.wgrad += p.wgrad;
+  }
+  return out;
 }
 
 // The matmul time of the attention core of one layer on one GPU, forward and input-gradient backward (it has
@@ -74,20 +91,20 @@ struct AttentionCoreSeconds {
   double f = 0, b = 0;
 };
 
-AttentionCoreSeconds attention_core_seconds(const Plan& plan, const LayerGemms& g, double peak) {
-  const ClusterSpec& c = plan.cluster;
+template <typename GemmSeconds>
+AttentionCoreSeconds attention_core_seconds(const Plan& plan, const LayerGemms& g, double peak, double sustain,
+                                            const GemmSeconds& gemm_seconds) {
   if (plan.model.attention_kind() == AttentionKind::flash) {
-    // One fused kernel each way, at its own measured rate, on the FLOPs it executes as its authors count them
-    // (flops.hpp: the causal half; 2.5x in B). ClusterSpec::flash_attention_efficiency is measured on these.
+    // One fused kernel each way, at its own measured rate (op_time.hpp: by head dimension and sequence length),
+    // on the FLOPs it executes as its authors count them (flops.hpp: the causal half; 2.5x in B).
     const double fwd_flops = kCausalAttentionFraction * g.attention_flops();
-    return {fwd_flops / (peak * c.flash_attention_efficiency.forward),
-            kFlashBackwardFactor * fwd_flops / (peak * c.flash_attention_efficiency.backward)};
+    const FlashEfficiency rate = attention_rate(plan.cluster, plan.model);
+    return {fwd_flops / (peak * rate.forward * sustain),
+            kFlashBackwardFactor * fwd_flops / (peak * rate.backward * sustain)};
   }
-  // Unfused (Megatron-LM 2021-2022): two batched cuBLAS GEMMs over the full s x s at the GEMM efficiency, each
-  // run twice in the backward (both operands are activations).
-  const Dtype dtype = plan.parallel.dtype;
-  const double gemms = gemm_seconds(c, dtype, peak, g.gemm[LayerGemms::scores]) +
-                       gemm_seconds(c, dtype, peak, g.gemm[LayerGemms::context]);
+  // Unfused (Megatron-LM 2021-2022): two batched cuBLAS GEMMs over the full s x s, each run twice in the backward
+  // (both operands are activations).
+  const double gemms = gemm_seconds(g.gemm[LayerGemms::scores]) + gemm_seconds(g.gemm[LayerGemms::context]);
   return {gemms, 2 * gemms};
 }
 
@@ -113,8 +130,13 @@ double efficiency_ceiling(const ClusterSpec& cluster, Dtype dtype) {
   if (it != cluster.gemm_table.end() && !it->second.empty()) {
     best = 0;
     for (const GemmEfficiencyPoint& p : it->second) best = std::max(best, p.efficiency);
+  } else if (cluster.gpu && cluster.gpu->matmul_efficiency.known()) {
+    best = cluster.gpu->matmul_efficiency.value;  // utilization <= 1, and the HBM roofline only slows
   }
-  return std::max({best, cluster.flash_attention_efficiency.forward, cluster.flash_attention_efficiency.backward});
+  best = std::max({best, cluster.flash_attention_efficiency.forward, cluster.flash_attention_efficiency.backward});
+  if (cluster.gpu)
+    for (const AttentionPoint& p : cluster.gpu->attention.points) best = std::max({best, p.forward, p.backward});
+  return best;
 }
 
 double layer_forward_kernel_bytes(const ModelSpec& model, int b, int tp, bool sequence_parallel, Dtype dtype) {
@@ -141,8 +163,12 @@ ActionCosts action_costs(const Plan& plan) {
   const int b = par.micro_batch, t = par.tp;
   const double e = element_bytes(par.dtype);
   const double peak = c.peak(par.dtype);
-  const double hbm = c.memory_bandwidth;
-  auto mem_seconds = [hbm](double bytes) { return hbm > 0 ? bytes / hbm : 0.0; };
+  // Profiles with an operation table price each operation at the GPU's achievable rate; the framework's kernels
+  // sustain a share of it over a training step (framework.hpp, kernel_efficiency). Without a table the profile's
+  // gemm_efficiency carries everything, as before.
+  const double sustain = c.gpu && c.gpu->matmul_efficiency.known() ? kernel_efficiency(par) : 1.0;
+  auto mem_seconds = [&c](double bytes) { return memory_time(c, bytes); };
+  auto gemm_seconds = [&c, &par, sustain](const Gemm& x) { return gemm_time(c, par.dtype, x) / sustain; };
 
   ActionCosts a;
   const int lc = layers_per_virtual_stage(m, par.pp, par.v);
@@ -150,19 +176,22 @@ ActionCosts action_costs(const Plan& plan) {
 
   // One layer, one micro-batch, one GPU.
   const LayerGemms g = layer_gemms(m, b, t);
-  double weight_s = 0;
-  for (int i : {LayerGemms::qkv, LayerGemms::proj, LayerGemms::up, LayerGemms::down})
-    weight_s += gemm_seconds(c, par.dtype, peak, g.gemm[i]);
+  // Each weight GEMM three ways, each at its own shape (op_time.hpp): forward, input gradient, weight gradient.
+  const WeightGemmSeconds weights = weight_gemm_seconds(gemm_seconds, g);
   const KernelBytes k = layer_kernel_bytes(m, b, t, par.sequence_parallel, par.dtype);
-  const AttentionCoreSeconds core = attention_core_seconds(plan, g, peak);
-  const double layer_f = weight_s + core.f + mem_seconds(k.tokens_fwd + k.attention_fwd);
-  const double layer_b = weight_s + core.b + mem_seconds(k.tokens_bwd + k.attention_bwd);
-  const double layer_w = weight_s;
+  const AttentionCoreSeconds core = attention_core_seconds(plan, g, peak, sustain, gemm_seconds);
+  const double layer_f = weights.forward + core.f + mem_seconds(k.tokens_fwd + k.attention_fwd);
+  const double layer_b = weights.dgrad + core.b + mem_seconds(k.tokens_bwd + k.attention_bwd);
+  const double layer_w = weights.wgrad;
   double layer_rc = 0;
   if (par.recompute == Recompute::full) layer_rc = layer_f;
-  // Selective recomputation reruns the unfused core's forward; flash's backward already does it (core.b).
-  if (par.recompute == Recompute::selective && m.attention_kind() == AttentionKind::unfused)
-    layer_rc = core.f + mem_seconds(k.attention_fwd);
+  if (par.recompute == Recompute::selective) {
+    // What the framework's selective recomputation reruns (framework.hpp).
+    const SelectiveRecompute sel = selective_recompute(framework_of(par));
+    if (sel.attention_core) layer_rc += core.f + mem_seconds(k.attention_fwd);
+    layer_rc += sel.weight_matmuls * weights.forward;
+    if (sel.memory_bound) layer_rc += mem_seconds(k.tokens_fwd);
+  }
 
   const double act_bytes = static_cast<double>(b) * m.seq_len * m.hidden * e;  // b*s*h, full buffer
   a.f = lc * layer_f;
@@ -170,23 +199,23 @@ ActionCosts action_costs(const Plan& plan) {
   a.w = lc * layer_w;
   a.recompute = lc * layer_rc;
   // TP communication as the framework runs it, with what its overlap costs (tp_overlap.hpp).
-  const TpLayerSeconds tp =
-      tp_layer_seconds(plan, g, [&](const Gemm& x) { return gemm_seconds(c, par.dtype, peak, x); });
+  const TpLayerSeconds tp = tp_layer_seconds(plan, g, gemm_seconds);
   a.tp_f = lc * tp.forward;
   a.tp_b = lc * tp.backward;
   a.tp_recompute = par.recompute == Recompute::full ? a.tp_f : 0;
 
   // LM head: logits GEMM over the vocabulary shard; final norm (forward 2e, backward 3e per element) and the
-  // fp32 cross-entropy (forward read logits, write fp32 probabilities; backward read them, write the gradient).
+  // cross-entropy's kernels as the framework runs them (framework.hpp, cross_entropy_bytes_per_logit).
   const Gemm head{static_cast<double>(b) * m.seq_len, static_cast<double>(m.vocab) / t, static_cast<double>(m.hidden),
                   1};
-  const double head_gemm = gemm_seconds(c, par.dtype, peak, head);
+  const PassSeconds head_gemm = pass_seconds(gemm_seconds, head);
   const double tokens = static_cast<double>(b) * m.seq_len;
   const double norm_share = par.sequence_parallel ? t : 1;
   const double logits = static_cast<double>(m.vocab) / t;
-  a.head_f = head_gemm + mem_seconds(tokens * (2 * e * m.hidden / norm_share + (e + 4) * logits));
-  a.head_b = head_gemm + mem_seconds(tokens * (3 * e * m.hidden / norm_share + (4 + e) * logits));
-  a.head_w = head_gemm;
+  const CrossEntropyBytes ce = cross_entropy_bytes_per_logit(framework_of(par), e);
+  a.head_f = head_gemm.forward + mem_seconds(tokens * (2 * e * m.hidden / norm_share + ce.forward * logits));
+  a.head_b = head_gemm.dgrad + mem_seconds(tokens * (3 * e * m.hidden / norm_share + ce.backward * logits));
+  a.head_w = head_gemm.wgrad;
   if (t > 1) {
     const Group tg = tp_group(par);
     // SP gathers the final norm's output before the head; the head's input gradient is all-reduced

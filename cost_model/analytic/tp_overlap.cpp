@@ -4,6 +4,7 @@
 
 #include "cost_model/analytic/collectives.hpp"
 #include "cost_model/analytic/contention.hpp"
+#include "cost_model/analytic/op_time.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/spec/strategy.hpp"
 
@@ -16,6 +17,10 @@ constexpr int kPipelineSplits = 4;
 
 // The chunks of a GEMM cut along its rows (the tokens: what the sequence-parallel collectives split).
 Gemm rows_chunk(const Gemm& g, int chunks) { return Gemm{g.m / chunks, g.n, g.k, g.count}; }
+// The backward GEMMs of X W (X: m tokens x k, W: k x n): the input gradient dY W^T keeps the token rows (m x k,
+// deep n); the weight gradient X^T dY contracts over them (k x n, deep m).
+Gemm dgrad(const Gemm& g) { return Gemm{g.m, g.k, g.n, g.count}; }
+Gemm wgrad(const Gemm& g) { return Gemm{g.k, g.n, g.m, g.count}; }
 
 struct Pricing {
   const ClusterSpec& cluster;
@@ -69,7 +74,7 @@ struct Pricing {
     const double whole = gemm_seconds(gemm);
     const double chunk = gemm_seconds(rows_chunk(gemm, tp));
     const double step = reduce_scatter / (tp - 1);
-    const double reduce = cluster.memory_bandwidth > 0 ? (tp + 1.0) / tp * bytes / cluster.memory_bandwidth : 0.0;
+    const double reduce = memory_time(cluster, (tp + 1.0) / tp * bytes);
     return tp * chunk - whole + (tp - 1) * std::max(0.0, step - chunk) + step + reduce;
   }
 };
@@ -98,31 +103,31 @@ TpLayerSeconds tp_layer_seconds(const Plan& plan, const LayerGemms& gemms,
   const Gemm& proj = gemms.gemm[LayerGemms::proj];
   const Gemm& up = gemms.gemm[LayerGemms::up];
   const Gemm& down = gemms.gemm[LayerGemms::down];
-  // The backward GEMMs of a linear: the input gradient (dgrad) and the weight gradient (wgrad) have the forward's
-  // FLOPs; dgrad keeps the token rows (what the sequence-parallel collectives split), so it chunks the same way.
   const double ag = p.all_gather, rs = p.reduce_scatter;
   switch (par.tp_comm_overlap) {
     case TpCommOverlap::none: {
       const double forward = 2 * ag + 2 * rs;
       if (framework_of(par) != Framework::megatron) return {forward, 2 * ag + 2 * rs};
-      const double column_backward = p.nccl_beside(ag, gemm_seconds(qkv)) + p.nccl_beside(rs, gemm_seconds(qkv)) +
-                                     p.nccl_beside(ag, gemm_seconds(up)) + p.nccl_beside(rs, gemm_seconds(up));
+      const double column_backward =
+          p.nccl_beside(ag, gemm_seconds(dgrad(qkv))) + p.nccl_beside(rs, gemm_seconds(wgrad(qkv))) +
+          p.nccl_beside(ag, gemm_seconds(dgrad(up))) + p.nccl_beside(rs, gemm_seconds(wgrad(up)));
       return {forward, 2 * ag + column_backward};
     }
     case TpCommOverlap::userbuffers: {
       const double forward = p.all_gather_into(qkv, CommKernel::ring_exchange) + p.userbuffers_pipeline(proj) +
                              p.all_gather_into(up, CommKernel::ring_exchange) + p.userbuffers_pipeline(down);
-      const double backward = p.all_gather_into(proj, CommKernel::ring_exchange) +
-                              p.all_gather_into(down, CommKernel::ring_exchange) + p.userbuffers_bulk(qkv, ag) +
-                              p.userbuffers_bulk(qkv, rs) + p.userbuffers_bulk(up, ag) + p.userbuffers_bulk(up, rs);
+      const double backward = p.all_gather_into(dgrad(proj), CommKernel::ring_exchange) +
+                              p.all_gather_into(dgrad(down), CommKernel::ring_exchange) +
+                              p.userbuffers_bulk(dgrad(qkv), ag) + p.userbuffers_bulk(wgrad(qkv), rs) +
+                              p.userbuffers_bulk(dgrad(up), ag) + p.userbuffers_bulk(wgrad(up), rs);
       return {forward, backward};
     }
     case TpCommOverlap::async_tp: {
       const double forward = p.all_gather_into(qkv, CommKernel::symmetric_memory) + p.matmul_into_reduce_scatter(proj) +
                              p.all_gather_into(up, CommKernel::symmetric_memory) + p.matmul_into_reduce_scatter(down);
-      const double backward = p.all_gather_into(proj, CommKernel::symmetric_memory) +
-                              p.all_gather_into(down, CommKernel::symmetric_memory) +
-                              p.matmul_into_reduce_scatter(qkv) + p.matmul_into_reduce_scatter(up);
+      const double backward = p.all_gather_into(dgrad(proj), CommKernel::symmetric_memory) +
+                              p.all_gather_into(dgrad(down), CommKernel::symmetric_memory) +
+                              p.matmul_into_reduce_scatter(dgrad(qkv)) + p.matmul_into_reduce_scatter(dgrad(up));
       return {forward, backward};
     }
   }

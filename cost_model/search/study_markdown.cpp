@@ -229,10 +229,10 @@ void validation_section(std::string& md, const StudyReport& r) {
                       p.pp, p.dp, row.published_tflops, row.predicted_tflops, 100 * row.error, 100 * row.loo_error);
     }
     md += fmt::format(
-        "\nProfile as given (gemm_efficiency {:.4f}): mean |error| {:.1f}%, max {:.1f}%. Leave-one-out (the one "
-        "fitted scalar, gemm_efficiency, refitted without the row it predicts): mean |error| {:.1f}%, max {:.1f}%.\n\n",
-        v.profile_efficiency, 100 * v.mean_abs_error, 100 * v.max_abs_error, 100 * v.loo_mean_abs_error,
-        100 * v.loo_max_abs_error);
+        "\nAs given ({} {:.4f}): mean |error| {:.1f}%, max {:.1f}%. Leave-one-out (the one fitted scalar, {}, "
+        "refitted without the row it predicts): mean |error| {:.1f}%, max {:.1f}%.\n\n",
+        v.fitted, v.profile_efficiency, 100 * v.mean_abs_error, 100 * v.max_abs_error, v.fitted,
+        100 * v.loo_mean_abs_error, 100 * v.loo_max_abs_error);
   }
   md += "**Trainer runs** (`zeropp-train --compare-model`, written by scripts/loop.sh). ";
   if (r.loop.empty()) {

@@ -76,8 +76,8 @@ ActionCosts costs_from_plan(const Plan& plan) {
     const double extra = (first ? first_extra : 0) + (last ? last_extra : 0);
     s.activation_bytes = lc * full.until_b + extra;
     s.checkpoint_bytes = lc * kept + extra;
-    // One layer at a time. With flash attention selective recomputation keeps everything (kept = until_b) and
-    // its RECOMPUTE costs no time (analytic::action_costs): it rebuilds nothing.
+    // One layer at a time. With flash attention selective recomputation keeps everything in this memory model
+    // (kept = until_b); its RECOMPUTE still costs what the framework reruns (analytic::action_costs).
     s.recompute_bytes = full.until_b - kept;
     s.w_buffer_bytes = lc * full.until_w;
   }

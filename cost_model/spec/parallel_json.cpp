@@ -34,10 +34,28 @@ TpCommOverlap tp_comm_overlap_from_json(const detail::Fields& f, Framework frame
 
 ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& field) {
   const detail::Fields f(j, field,
-                         {"strategy", "tp", "pp", "dp", "z", "zero_stage", "v", "schedule", "micro_batch",
-                          "micro_batches", "unit", "allow_ragged_units", "recompute", "sequence_parallel", "dtype",
-                          "grad_reduce", "overlap_grad_reduce", "tp_comm_overlap", "overlap_param_gather",
-                          "framework", "reduce_dtype"});
+                         {"strategy",
+                          "tp",
+                          "pp",
+                          "dp",
+                          "z",
+                          "zero_stage",
+                          "v",
+                          "schedule",
+                          "micro_batch",
+                          "micro_batches",
+                          "unit",
+                          "allow_ragged_units",
+                          "recompute",
+                          "sequence_parallel",
+                          "dtype",
+                          "grad_reduce",
+                          "overlap_grad_reduce",
+                          "tp_comm_overlap",
+                          "overlap_param_gather",
+                          "framework",
+                          "reduce_dtype",
+                          "kernel_efficiency"});
   ParallelSpec p;
   p.strategy = strategy_from_string(f.string("strategy"), f.path_of("strategy"));
   p.tp = f.integer("tp", 1);
@@ -63,6 +81,10 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
   if (f.has("framework")) {
     const Framework framework = framework_from_string(f.string("framework"), f.path_of("framework"));
     if (framework != framework_of(p)) p.framework = framework;
+  }
+  if (f.has("kernel_efficiency")) {
+    const double value = f.number("kernel_efficiency");
+    if (value != framework_kernel_efficiency(framework_of(p))) p.kernel_efficiency = value;
   }
   // After the framework: true names the framework's own overlap.
   if (f.has("tp_comm_overlap")) p.tp_comm_overlap = tp_comm_overlap_from_json(f, framework_of(p));
@@ -95,7 +117,8 @@ nlohmann::json to_json(const ParallelSpec& p) {
           {"tp_comm_overlap", to_string(p.tp_comm_overlap)},
           {"overlap_param_gather", p.overlap_param_gather},
           {"framework", to_string(framework_of(p))},
-          {"reduce_dtype", to_string(framework_precision(p).reduce)}};
+          {"reduce_dtype", to_string(framework_precision(p).reduce)},
+          {"kernel_efficiency", kernel_efficiency(p)}};
 }
 
 void validate(const ParallelSpec& p, const std::string& field) {
@@ -150,6 +173,9 @@ void validate(const ParallelSpec& p, const std::string& field) {
                                       ? "no TP communication overlap"
                                       : to_string(framework_tp_overlap(framework))));
   }
+  if (p.kernel_efficiency && !(*p.kernel_efficiency > 0 && *p.kernel_efficiency <= 1))
+    throw SpecError(field + ".kernel_efficiency",
+                    fmt::format("{}.kernel_efficiency={} must be in (0, 1]", field, *p.kernel_efficiency));
   if (p.overlap_param_gather && p.zero_stage < 1)
     throw SpecError(field + ".overlap_param_gather",
                     fmt::format("{0}.overlap_param_gather=true needs a dp-sharded optimizer ({0}.zero_stage >= 1): "

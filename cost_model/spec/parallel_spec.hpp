@@ -72,6 +72,10 @@ struct ParallelSpec {
   bool overlap_param_gather = false;
   std::optional<Framework> framework;  // absent: the strategy's (default_framework, strategy.hpp)
   std::optional<Dtype> reduce_dtype;   // absent: the framework's for `dtype` (default_reduce_dtype, framework.hpp)
+  // The fraction of the GPU operation table's rates (spec/gpu_ops.hpp) the framework's kernels sustain in a training
+  // step, in (0, 1]; absent: the framework's fitted value (framework_kernel_efficiency, framework.hpp). Used only on
+  // profiles with an operation table (analytic/time_model.cpp).
+  std::optional<double> kernel_efficiency;
 
   // Exact once validate() accepted the spec: it bounds the world and the global batch (limits.hpp).
   int world() const { return tp * z * pp * dp; }

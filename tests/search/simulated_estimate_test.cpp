@@ -21,7 +21,10 @@ namespace {
 // Communication that costs nothing next to compute: the case where the closed form's bubble and the simulated one
 // must agree. Links at the fastest a cluster may state (1e6 GB/s, cluster_json.cpp) and no latency, GPUs 1000x
 // slower than A100s, so the exposed communication stays far below 1e-6 of the iteration.
+// Schedule-level checks: free links, no operation table (every GEMM at the one gemm_efficiency, so a stage's F, B
+// and W keep the 1:1:1 FLOP ratio instead of each shape's own rate), no contention.
 ClusterSpec free_comm(ClusterSpec c) {
+  c.gpu.reset();
   c.intra.bandwidth = c.inter.bandwidth = 1e15;
   c.intra.latency = c.inter.latency = 0;
   c.collectives.clear();

@@ -85,6 +85,19 @@ TEST(ParallelSpec, TpCommOverlapKinds) {
                     "(it overlaps the sequence-parallel all-gathers and reduce-scatters)");
 }
 
+// kernel_efficiency: the framework's fitted value unless the plan gives its own, in (0, 1], written as in effect.
+TEST(ParallelSpec, KernelEfficiency) {
+  json j = {{"strategy", "3d"}, {"tp", 2}};
+  EXPECT_FALSE(parallel_from_json(j).kernel_efficiency.has_value());
+  j["kernel_efficiency"] = 0.5;
+  const ParallelSpec p = parallel_from_json(j);
+  EXPECT_EQ(p.kernel_efficiency, 0.5);
+  EXPECT_EQ(parallel_from_json(to_json(p)), p);
+  j["kernel_efficiency"] = 1.5;
+  EXPECT_SPEC_ERROR(parallel_from_json(j), "parallel.kernel_efficiency",
+                    "parallel.kernel_efficiency=1.5 must be in (0, 1]");
+}
+
 TEST(ParallelSpec, StrategyIsRequired) {
   EXPECT_SPEC_ERROR(parallel_from_json(json::object()), "parallel.strategy", "parallel.strategy is required");
 }
@@ -95,7 +108,8 @@ TEST(ParallelSpec, RejectsUnknownKeyAndEnumValues) {
   EXPECT_SPEC_ERROR(parallel_from_json(j), "parallel.chunks",
                     "parallel.chunks: unknown key (allowed: strategy, tp, pp, dp, z, zero_stage, v, schedule, "
                     "micro_batch, micro_batches, unit, allow_ragged_units, recompute, sequence_parallel, dtype, "
-                    "grad_reduce, overlap_grad_reduce, tp_comm_overlap, overlap_param_gather, framework, reduce_dtype)");
+                    "grad_reduce, overlap_grad_reduce, tp_comm_overlap, overlap_param_gather, framework, reduce_dtype, "
+                    "kernel_efficiency)");
   j = zeropp_plan();
   j["recompute"] = "partial";
   EXPECT_SPEC_ERROR(parallel_from_json(j), "parallel.recompute",

@@ -1,4 +1,4 @@
-// zeropp-train: trains the compact GPT with a parallel plan, one MPI rank per device.
+// zeropp-train: trains the compact GPT or Llama with a parallel plan, one MPI rank per device.
 //   mpirun -np 4 zeropp-train --plan tests/e2e/plans/zeropp_b_z2_pp2_v2_ragged.json --steps 3 --check-reference 1e-5
 // See e2e/runtime/trainer.hpp for what a run reports and e2e/runtime/fault.hpp for how failures end the job.
 #include <cmath>
@@ -24,7 +24,7 @@ namespace {
 // Parses the command line on every rank (all ranks see the same arguments). --help prints on rank 0 only.
 // Returns -1 to go on, else the exit code.
 int parse(int argc, char** argv, int rank, zeropp::e2e::TrainerOptions& opt, std::string& fault) {
-  CLI::App app{"zeropp-train: the compact GPT trainer that executes the schedule IR (launch with mpirun -np N)"};
+  CLI::App app{"zeropp-train: the compact GPT/Llama trainer that executes the schedule IR (launch with mpirun -np N)"};
   // Exactly one source of the plan.
   auto* source = app.add_option_group("plan", "what to run (exactly one)");
   source->add_option("--plan", opt.plan_path, "plan JSON: {\"model\": ..., \"cluster\": ..., \"parallel\": ...}");
@@ -32,6 +32,11 @@ int parse(int argc, char** argv, int rank, zeropp::e2e::TrainerOptions& opt, std
                                         "experiment (configs/experiments name or path): run the search's fastest plan");
   source->require_option(1);
   app.add_option("--strategy", opt.strategy, "with --experiment: the fastest plan of this strategy")->needs(experiment);
+  app.add_option("--model-override", opt.model_overrides,
+                 "KEY=VALUE[,KEY=VALUE...]: replace sizes of the plan's model (layers, hidden, heads, kv_heads, "
+                 "ffn_hidden, seq_len, vocab; 0 for kv_heads or ffn_hidden: the default), e.g. to train a "
+                 "HuggingFace config at a scale this machine holds; every other fact of the model is kept")
+      ->delimiter(',');
   app.add_option("--steps", opt.steps, "iterations to run")->capture_default_str();
   app.add_option("--seed", opt.seed, "seed of the parameter init and the synthetic data")->capture_default_str();
   app.add_option("--data", opt.data, "'synthetic' or a token file (format in e2e/data/token_batch.hpp)")
@@ -54,7 +59,9 @@ int parse(int argc, char** argv, int rank, zeropp::e2e::TrainerOptions& opt, std
   app.add_option("--grad-clip", opt.optim.grad_clip, "max global gradient L2 norm (0: off)")
       ->capture_default_str()
       ->check(number_in({0, 1e30, false}));
-  app.add_option("--trace", opt.trace_path, "write the measured Chrome trace (Perfetto) here");
+  app.add_option("--trace", opt.trace_path,
+                 "write the measured Chrome trace (Perfetto) here, and print each rank's time per operation kind "
+                 "(GEMM, attention, norms, ...) over the steps after the first");
   app.add_option("--out", opt.out_path, "JSON result path (default results/runs/<plan>-<strategy>-w<N>.json)");
   app.add_flag("--compare-model{measured}", opt.compare_model,
                "print the simulator's prediction for the plan beside the measurement; costs: measured (the "

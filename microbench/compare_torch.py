@@ -7,15 +7,20 @@ Shapes: 8192^3, and the layer GEMMs (QKV, attention output, MLP up and down; F, 
 microbench/gemm_shapes.cpp. Timing: CUDA events around `inner` back-to-back matmuls, median of the
 repetitions, after warm-up; inputs uniform in [-1, 1) (never zeros).
 
+With --shapes SHAPES.json (zeropp-bench --zeropp_list_shapes: the layer GEMMs of named models at tp and b,
+microbench/model_shapes.hpp) it measures those instead of --hidden/--tokens, named as zeropp-bench-cuda names them
+("qkv_F/model:llama3-8b/tp:2/b:1/tokens:8192").
+
 With --compare BENCH.json (zeropp-bench-cuda's --benchmark_out of the same shapes) it prints both rates and
 ours / torch per shape: the goal is within 3% (both call cuBLAS).
 
 Exits 0 with a message where PyTorch or a GPU is absent.
 Usage: python3 microbench/compare_torch.py [--hidden 2048,5120] [--tokens 2048] [--square 8192] [--json OUT]
-                                           [--compare BENCH.json]
+                                           [--shapes SHAPES.json] [--repetitions 10] [--compare BENCH.json]
 """
 import argparse
 import json
+import os
 import statistics
 import sys
 
@@ -79,15 +84,15 @@ def zeropp_rates(path):
 
 def compare(rows, path):
     ours = zeropp_rates(path)
-    print(f"\n{'benchmark':<40} {'zeropp TFLOP/s':>15} {'torch TFLOP/s':>14} {'ours/torch':>11}")
+    print(f"\n{'benchmark':<56} {'zeropp TFLOP/s':>15} {'torch TFLOP/s':>14} {'ours/torch':>11}")
     for row in rows:
         key = row["name"].removeprefix("gemm/torch/bf16/")
         if key not in ours:
-            print(f"{key:<40} {'(not measured)':>15} {row['flop_per_s'] / 1e12:>14.1f}")
+            print(f"{key:<56} {'(not measured)':>15} {row['flop_per_s'] / 1e12:>14.1f}")
             continue
         ratio = ours[key] / row["flop_per_s"]
         flag = "" if ratio >= 0.97 else "  below 97%"
-        print(f"{key:<40} {ours[key] / 1e12:>15.1f} {row['flop_per_s'] / 1e12:>14.1f} {ratio:>11.3f}{flag}")
+        print(f"{key:<56} {ours[key] / 1e12:>15.1f} {row['flop_per_s'] / 1e12:>14.1f} {ratio:>11.3f}{flag}")
 
 
 def main():
@@ -95,6 +100,8 @@ def main():
     parser.add_argument("--hidden", default="2048,5120", help="hidden sizes (1.3B: 2048, 13B: 5120)")
     parser.add_argument("--tokens", default="2048", help="tokens s*b")
     parser.add_argument("--square", default="8192", help="square GEMM sizes")
+    parser.add_argument("--shapes", help="zeropp-bench --zeropp_list_shapes JSON: measure its GEMMs instead of --hidden")
+    parser.add_argument("--repetitions", type=int, default=10, help="timed repetitions per shape (median)")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--compare", help="zeropp-bench-cuda JSON results of the same shapes to compare with")
     args = parser.parse_args()
@@ -108,22 +115,40 @@ def main():
         return 0
 
     shapes = [(f"square/n:{n}", n, n, n, False, False) for n in map(int, filter(None, args.square.split(",")))]
-    for h in map(int, filter(None, args.hidden.split(","))):
-        for tokens in map(int, filter(None, args.tokens.split(","))):
-            shapes += [(f"{name}/h:{h}/tokens:{tokens}", m, n, k, ta, tb) for name, m, n, k, ta, tb in layer_gemms(h, tokens)]
+    if args.shapes:
+        with open(args.shapes) as f:
+            listed = json.load(f)["gemms"]
+        shapes += [(f"{g['gemm']}/{g['case']}", g["m"], g["n"], g["k"], g["transpose_a"], g["transpose_b"])
+                   for g in listed]
+    else:
+        for h in map(int, filter(None, args.hidden.split(","))):
+            for tokens in map(int, filter(None, args.tokens.split(","))):
+                shapes += [(f"{name}/h:{h}/tokens:{tokens}", m, n, k, ta, tb)
+                           for name, m, n, k, ta, tb in layer_gemms(h, tokens)]
 
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  cuda {torch.version.cuda}")
-    print(f"{'benchmark':<40} {'m':>6} {'n':>6} {'k':>6} {'time us':>10} {'TFLOP/s':>9}")
+    print(f"{'benchmark':<56} {'m':>6} {'n':>6} {'k':>6} {'time us':>10} {'TFLOP/s':>9}")
     rows = []
+
+    def write():
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"schema": 1, "tool": "microbench/compare_torch.py", "device": torch.cuda.get_device_name(),
+                           "torch": torch.__version__, "cuda": torch.version.cuda, "results": rows,
+                           "complete": len(rows) == len(shapes)}, f, indent=1)
+
     for name, m, n, k, ta, tb in shapes:
-        seconds, rate = time_matmul(torch, m, n, k, ta, tb)
-        rows.append({"name": "gemm/torch/bf16/" + name, "m": m, "n": n, "k": k, "seconds": seconds, "flop_per_s": rate})
-        print(f"{name:<40} {m:>6} {n:>6} {k:>6} {seconds * 1e6:>10.1f} {rate / 1e12:>9.1f}")
+        seconds, rate = time_matmul(torch, m, n, k, ta, tb, args.repetitions)
+        rows.append({"name": "gemm/torch/bf16/" + name, "m": m, "n": n, "k": k, "transpose_a": ta, "transpose_b": tb,
+                     "seconds": seconds, "flop_per_s": rate})
+        print(f"{name:<56} {m:>6} {n:>6} {k:>6} {seconds * 1e6:>10.1f} {rate / 1e12:>9.1f}")
+        torch.cuda.empty_cache()
+        write()  # after every shape: a run cut short keeps what it measured
     if args.compare:
-        compare(rows, args.compare)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "results": rows}, f, indent=2)
+        if os.path.exists(args.compare):
+            compare(rows, args.compare)
+        else:
+            print(f"compare_torch: {args.compare} does not exist; no comparison")
     return 0
 
 

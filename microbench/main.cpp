@@ -1,18 +1,23 @@
 // zeropp-bench main: MPI first, then Google Benchmark. Every rank runs every benchmark (collectives need all of
 // them); only rank 0 reports, and only rank 0 writes --benchmark_out, so ranks never race on the file.
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
 #include <initializer_list>
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
+#include "cost_model/spec/atomic_file.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/printable.hpp"
 #include "microbench/cpu_profile.hpp"
+#include "microbench/model_shapes.hpp"
 #include "microbench/mpi_world.hpp"
 #include "microbench/options.hpp"
 #include "microbench/suites.hpp"
@@ -47,6 +52,12 @@ bool has_flag(int argc, char** argv, std::initializer_list<const char*> names) {
   return false;
 }
 
+bool has_prefix(int argc, char** argv, std::string_view prefix) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]).starts_with(prefix)) return true;
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,6 +82,18 @@ int main(int argc, char** argv) {
   Options options;
   try {
     options = parse_options(argc, argv);
+    // The models of --zeropp_gemm_models are loaded (and tp checked against them) before any work, so that a
+    // mistyped name is exit 2 like any bad option; --zeropp_list_shapes writes their shapes and stops here.
+    const std::vector<ModelCase> cases = model_cases(options);
+    if (!options.list_shapes.empty()) {
+      if (rank == 0) {
+        zeropp::write_file_atomically(options.list_shapes, shape_list(cases).dump(1) + "\n", "--zeropp_list_shapes",
+                                      zeropp::ParentDirs::must_exist);
+        std::cout << "wrote " << options.list_shapes << ": " << cases.size() << " model cases\n";
+      }
+      MPI_Finalize();
+      return 0;
+    }
   } catch (const std::exception& e) {
     if (rank == 0) std::cerr << "zeropp-bench: error: " << zeropp::printable(e.what()) << "\n";
     MPI_Finalize();
@@ -94,6 +117,16 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return status;
   }
+  // Google Benchmark colours its console output when TERM names a colour terminal, whether or not stdout is one,
+  // so output redirected to a file got ANSI escape codes; colour only a terminal unless --benchmark_color says.
+  std::vector<char*> args(argv, argv + argc);
+  static char no_color[] = "--benchmark_color=false";
+  if (!isatty(STDOUT_FILENO) && !has_prefix(argc, argv, "--benchmark_color")) {
+    args.push_back(no_color);
+    ++argc;
+  }
+  args.push_back(nullptr);
+  argv = args.data();
   if (rank != 0) drop_output_flags(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) {

@@ -35,6 +35,20 @@ std::vector<long> parse_list(std::string_view flag, std::string_view text) {
   return values;
 }
 
+std::vector<std::string> parse_names(std::string_view flag, std::string_view text) {
+  std::vector<std::string> names;
+  if (text.empty()) return names;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    if (comma == start) throw std::invalid_argument(std::string(flag) + "=" + std::string(text) + ": empty name");
+    names.emplace_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return names;
+}
+
 }  // namespace
 
 Options parse_options(int& argc, char** argv) {
@@ -60,6 +74,21 @@ Options parse_options(int& argc, char** argv) {
       options.gemm_head_dim = parse_positive(flag, value);
     } else if (flag == "--zeropp_gemm_square") {
       options.gemm_square = parse_list(flag, value);
+    } else if (flag == "--zeropp_gemm_models") {
+      options.gemm_models = parse_names(flag, value);
+    } else if (flag == "--zeropp_gemm_tp") {
+      options.gemm_tp = parse_list(flag, value);
+    } else if (flag == "--zeropp_gemm_batch") {
+      options.gemm_batch = parse_list(flag, value);
+    } else if (flag == "--zeropp_list_shapes") {
+      if (value.empty()) throw std::invalid_argument("--zeropp_list_shapes: expected a file path");
+      options.list_shapes = value;
+    } else if (flag == "--zeropp_kernel_rows") {
+      options.kernel_rows = parse_list(flag, value);
+    } else if (flag == "--zeropp_kernel_hidden") {
+      options.kernel_hidden = parse_list(flag, value);
+    } else if (flag == "--zeropp_kernel_vocab") {
+      options.kernel_vocab = parse_list(flag, value);
     } else if (flag == "--zeropp_layer_hidden") {
       options.layer_hidden = parse_list(flag, value);
     } else if (flag == "--zeropp_layer_head_dim") {
@@ -119,14 +148,23 @@ std::string options_help() {
       << list(d.gemm_seq) << ")\n"
       << "  --zeropp_gemm_head_dim=N      head dimension d of the attention GEMMs (default " << d.gemm_head_dim << ")\n"
       << "  --zeropp_gemm_square=LIST     square n^3 GEMMs (default none; 8192 on a GPU)\n"
+      << "  --zeropp_gemm_models=NAMES    the layer GEMMs of these models (zoo names or paths, comma-separated;\n"
+      << "                                default none) as one tensor-parallel rank runs them\n"
+      << "  --zeropp_gemm_tp=LIST         tensor-parallel sizes of those GEMMs (default 1)\n"
+      << "  --zeropp_gemm_batch=LIST      micro-batches b of those GEMMs, tokens b*s (default 1)\n"
+      << "  --zeropp_list_shapes=PATH     write the model GEMM and attention shapes as JSON to PATH, run nothing\n"
+      << "  --zeropp_kernel_rows=LIST     rows (tokens) of the memory-bound kernels of the trainer's backend\n"
+      << "                                (norm, GELU, residual add, cross-entropy, AdamW; default none: off)\n"
+      << "  --zeropp_kernel_hidden=LIST   hidden sizes of those kernels (default " << list(d.kernel_hidden) << ")\n"
+      << "  --zeropp_kernel_vocab=LIST    vocabulary sizes of the cross-entropy kernels (default none)\n"
       << "  --zeropp_layer_hidden=LIST    hidden sizes h of the trainer's block F/B/W passes (default "
-      << list(d.layer_hidden) << "; CPU)\n"
+      << list(d.layer_hidden) << ")\n"
       << "  --zeropp_layer_head_dim=N     head dimension d of that block, a = h / d heads (default " << d.layer_head_dim
       << ")\n"
       << "  --zeropp_layer_seq=N          sequence length s of that block (default " << d.layer_seq << ")\n"
       << "  --zeropp_layer_batch=N        micro-batch b of that block (default " << d.layer_batch << ")\n"
       << "  --zeropp_optimizer_params=LIST  parameters per rank of the trainer's optimizer step (default "
-      << list(d.optimizer_params) << "; CPU)\n"
+      << list(d.optimizer_params) << ")\n"
       << "  --zeropp_coll_min_bytes=N     smallest collective buffer S in bytes (default " << d.coll_min_bytes << ")\n"
       << "  --zeropp_coll_max_bytes=N     largest collective buffer S in bytes (default " << d.coll_max_bytes << ")\n"
       << "  --zeropp_coll_step=N          size multiplier between collective sizes (default " << d.coll_step << ")\n"

@@ -17,14 +17,27 @@ struct Options {
   long gemm_head_dim = 64;
   // Square GEMMs n^3 (8192 is the usual peak probe on a GPU).
   std::vector<long> gemm_square{};
-  // Trainer layer suite (CPU): one transformer block of the trainer (e2e Chunk) per hidden size h, with a = h / d
+  // Model GEMMs (microbench/model_shapes.hpp): the layers of these models (zoo names or paths) as one rank of
+  // tp runs them, at micro-batches b (tokens b * s). Empty: off.
+  std::vector<std::string> gemm_models{};
+  std::vector<long> gemm_tp{1};
+  std::vector<long> gemm_batch{1};
+  // Not empty: write the model shapes (GEMMs and attention, shape_list in model_shapes.hpp) there as JSON and run
+  // no benchmark.
+  std::string list_shapes;
+  // Memory-bound kernels of the trainer's backend (microbench/kernel_bench.hpp) on rows x hidden activations,
+  // cross-entropy on rows x vocab. Empty rows: off.
+  std::vector<long> kernel_rows{};
+  std::vector<long> kernel_hidden{1024};
+  std::vector<long> kernel_vocab{};
+  // Trainer layer suite: one transformer block of the trainer (e2e Chunk) per hidden size h, with a = h / d
   // heads of dimension d (fixed, so that every h has the same attention kernels), sequence length s and
   // micro-batch b; its F, B (input gradient) and W (weight gradient) passes.
   std::vector<long> layer_hidden{256, 512};
   long layer_head_dim = 64;
   long layer_seq = 256;
   long layer_batch = 1;
-  // Optimizer suite (CPU): the trainer's OPT_STEP (gradient norm + AdamW) on P fp32 parameters per rank.
+  // Optimizer suite: the trainer's OPT_STEP (gradient norm + AdamW) on P fp32 parameters per rank.
   std::vector<long> optimizer_params{1L << 20, 1L << 22, 1L << 24};
   // Collective suite: full-buffer sizes S from min to max bytes, multiplied by `step` each time.
   std::size_t coll_min_bytes = 1024;

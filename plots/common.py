@@ -47,9 +47,13 @@ def load_json(path):
     return json.loads(re.sub(r"^\s*//.*$", "", text, flags=re.MULTILINE))
 
 
+# What save() writes; study_figures.py (run by `zeropp report`) keeps to PNG unless asked for SVG too.
+FORMATS = ["png", "svg"]
+
+
 def save(fig, out_dir, name):
     os.makedirs(out_dir, exist_ok=True)
-    for ext in ("png", "svg"):
+    for ext in FORMATS:
         fig.savefig(os.path.join(out_dir, f"{name}.{ext}"))
     plt.close(fig)
-    print(os.path.join(out_dir, name) + ".{png,svg}")
+    print(os.path.join(out_dir, name) + ".{" + ",".join(FORMATS) + "}")

@@ -54,15 +54,65 @@ def boundary_curve(paths):
     return curves
 
 
+def draw_map(m, out, name="criterion_map"):
+    """The criterion map of one model on one cluster (`zeropp criterion --map`, criterion_map.json): the byte
+    boundary of the model's own layer family (3P/(8h) tokens per unit, P its parameters: 4.5h for GPT's 12h^2) and
+    the time-based one on the cluster (s*b*U*), over h; the model at U*b = 1 (ring), at its smallest U by bytes
+    (square) and by time (dot)."""
+    pts = m["points"]
+    h = np.array([p["h"] for p in pts], dtype=float)
+    byte_t = np.array([p["byte_tokens"] for p in pts])
+    time_t = np.array([p["time_tokens"] for p in pts])
+    s, b = m["s"], m["b"]
+    k = m["layer_params_per_h2"]
+    lowest = min(list(time_t) + list(byte_t) + [s * b]) / 1.5
+    tokens = np.logspace(np.log2(2 ** math.floor(np.log2(lowest))), 20, 200, base=2)
+    hh = np.logspace(np.log10(h[0]), np.log10(h[-1]), 200)
+    H, T = np.meshgrid(hh, tokens)
+    # ZeroPP / TP bytes per layer: 3P/U / (8sbh) = (3k/8) h / (sUb), with P = k h^2 of the model's layer.
+    ratio = (3 * k / 8) * H / T
+    fig, ax = plt.subplots(figsize=(3.3, 3.0))
+    ax.grid(False)
+    mesh = ax.pcolormesh(H, T, ratio, norm=mcolors.LogNorm(vmin=1 / 64, vmax=64), cmap="RdBu_r", shading="auto",
+                         rasterized=True)
+    fig.colorbar(mesh, ax=ax, pad=0.02).set_label(f"ZeroPP / TP bytes per layer ({k:.3g}h² params)")
+    ax.plot(h, byte_t, "k-", lw=1.5, label="bytes equal, 2sUb = 3P/(4h)")
+    rule = "sp+ov" if m.get("tp_comm_overlap") else "sp" if m.get("sequence_parallel") else "nosp"
+    ax.plot(h, time_t, "w-", lw=2.8, solid_capstyle="butt")
+    ax.plot(h, time_t, "k--", lw=1.3, label=f"time equal on {m['cluster']} (TP {rule}, s={s}, b={b})")
+    ax.scatter(m["h"], s * b, marker="o", facecolors="none", edgecolors="#d62728", s=40, zorder=3,
+               label=f"{m['model']}, U = 1")
+    ax.scatter(m["h"], s * b * m["byte_min_unit"], marker="s", color="#d62728", s=14, zorder=4,
+               label=f"smallest U by bytes: {m['byte_min_unit']}")
+    if m.get("time_min_unit") is not None:
+        ax.scatter(m["h"], s * b * m["time_min_unit"], marker="o", color="black", s=10, zorder=4,
+                   label=f"smallest U by time: {m['time_min_unit']}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlim(hh[0], hh[-1])
+    ax.set_ylim(tokens[0], tokens[-1])
+    ax.set_xlabel("hidden size h of the model's layer family")
+    ax.set_ylabel("tokens per scheduling unit s·U·b")
+    fig.legend(loc="lower center", bbox_to_anchor=(0.5, 0.98), ncol=1, frameon=False, handletextpad=0.3,
+               handlelength=1.6, fontsize=7)
+    save(fig, out, name)
+
+
 def main():
     p = parser(__doc__)
-    p.add_argument("--models", required=True, help="zeropp models --format json output")
+    p.add_argument("--map", help="criterion_map.json of one model and cluster (zeropp criterion --map): draws it alone")
+    p.add_argument("--models", help="zeropp models --format json output")
     p.add_argument("--criterion", nargs="*", default=[], help="zeropp criterion --cluster ... --format json outputs")
     p.add_argument("--boundary", nargs="*", default=[],
                    help="zeropp criterion --cluster C --format json outputs, one per hidden size, same s and b")
     p.add_argument("--name", default="criterion_map")
     a = p.parse_args()
     apply_style()
+    if a.map:
+        draw_map(load_json(a.map), a.out, a.name)
+        return
+    if not a.models:
+        raise SystemExit("criterion.py: give --models (the zoo map) or --map (one model's)")
     models = load_json(a.models)["models"]
     crits = [load_json(f) for f in a.criterion]
     curves = boundary_curve(a.boundary)

@@ -21,18 +21,22 @@ from common import apply_style, load_json, parser, plt, save
 KIND_COLORS = collections.OrderedDict([
     ("F", "#4c72b0"), ("B", "#55a868"), ("W", "#dd8452"), ("BW", "#2a9d8f"), ("R", "#8c8c8c"),
     ("UNSHARD", "#c44e52"), ("REDUCE", "#937860"), ("DP", "#da8bc3"), ("OPT", "#333333"), ("P2P", "#8172b3"),
+    ("RESHARD", "#bbbbbb"),
 ])
+# Rows of a rank: compute (tid 0), then its collectives (intra/inter-node streams, tid 3 and 4: ZeRO-3 gathers and
+# reduce-scatters, DP sync), then its p2p streams (tid 1 and 2). Offsets below the rank's compute row.
+COLLECTIVE_TIDS = (3, 4)
 
 
 def kind(cat):
+    """The colour key of an action kind: its IR name without stage and micro-batch ("REDUCE_GRAD", "SEND_F")."""
     if cat.startswith(("SEND", "RECV")):
         return "P2P"
-    if cat.startswith("OPT"):
-        return "OPT"
-    for k in KIND_COLORS:
-        if cat.startswith(k) and k not in ("B", "W", "F"):
+    for prefix, k in (("OPT", "OPT"), ("UNSHARD", "UNSHARD"), ("REDUCE", "REDUCE"), ("DP", "DP"),
+                      ("RESHARD", "RESHARD"), ("RECOMPUTE", "R")):
+        if cat.startswith(prefix):
             return k
-    return cat if cat in KIND_COLORS else "R" if cat.startswith("R") else cat
+    return cat if cat in KIND_COLORS else "R" if cat == "R" else cat
 
 
 def load_events(path, step):
@@ -59,28 +63,52 @@ def stage_compute(events):
     return {st: total[st] / len(mbs[st]) for st in sorted(total)}
 
 
-def draw(ax, events, title):
+def draw(ax, events, title, window=None):
+    """One panel: per rank a compute row, a thin collectives row (ZeRO-3 gathers and reduce-scatters, DP sync) and a
+    thin p2p row; window = (t0, t1) in seconds shows that span only."""
     ranks = sorted({e[0] for e in events})
     used = set()
     ticks, labels = [], []
+    # One broken_barh (one collection) per rank, row and kind: thousands of actions draw in a second, where a call
+    # per action took tens of seconds.
+    bars = collections.defaultdict(list)
+    for pid, tid, ts, dur, cat, _ in events:
+        if dur <= 0 or (window and (ts + dur < window[0] or ts > window[1])):
+            continue
+        row = 0 if tid == 0 else 1 if tid in COLLECTIVE_TIDS else 2
+        bars[(pid, row, kind(cat))].append((ts, dur))
     for i, r in enumerate(ranks):
-        y = -i * 1.5  # compute row at y, communication row just below
-        for pid, tid, ts, dur, cat, _ in events:
-            if pid != r or dur <= 0:
+        y = -i * 1.9  # compute row at y, collectives and p2p just below
+        for (pid, row, k), spans in bars.items():
+            if pid != r:
                 continue
-            k = kind(cat)
             used.add(k)
             color = KIND_COLORS.get(k, "#bbbbbb")
-            if tid == 0:
-                ax.broken_barh([(ts, dur)], (y - 0.4, 0.8), facecolors=color, edgecolors="white", linewidth=0.3)
+            if row == 0:
+                ax.broken_barh(spans, (y - 0.4, 0.8), facecolors=color, edgecolors="white", linewidth=0.3)
             else:
-                ax.broken_barh([(ts, dur)], (y - 0.95, 0.35), facecolors=color, edgecolors="none")
+                ax.broken_barh(spans, (y - 0.55 - 0.4 * row, 0.32), facecolors=color, edgecolors="none")
         ticks.append(y)
         labels.append(f"rank {r}")
     ax.set_yticks(ticks, labels)
     ax.set_title(title, loc="left", pad=2)
     ax.grid(axis="y", visible=False)
+    if window:
+        ax.set_xlim(*window)
     return used
+
+
+def zoom_window(events):
+    """A span around the first reduce-scatter of rank 0 (else its second gather), about a dozen compute actions
+    wide: where a ZeroPP plan's ZeRO-3 traffic is visible beside the compute it overlaps."""
+    coll = [e for e in events if e[0] == 0 and kind(e[4]) in ("REDUCE", "UNSHARD") and e[3] > 0]
+    compute = sorted(e[3] for e in events if e[1] == 0 and e[3] > 0)
+    if not coll or not compute:
+        return None
+    reduces = [e for e in coll if kind(e[4]) == "REDUCE"]
+    at = (reduces[0] if reduces else sorted(coll, key=lambda e: e[2])[min(1, len(coll) - 1)])
+    width = 12 * compute[len(compute) // 2] + at[3]
+    return (max(0.0, at[2] - width / 2), at[2] + width / 2)
 
 
 def main():

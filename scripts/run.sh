@@ -8,8 +8,8 @@ bash scripts/build.sh
 echo
 ./build/cost_model/zeropp criterion --experiment default --cluster-time
 echo
-# The figures (Debian's python3-matplotlib, from scripts/deps.sh), which the report links; without them the report
-# is still written and says they are missing.
+# The project's figures (Debian's python3-matplotlib, from scripts/deps.sh) into results/figures; the report draws
+# its own into results/report-figures/ and says so when it cannot.
 if ! bash plots/make_all.sh results/figures; then
   echo "run.sh: the figures were not made (see above); the report is written without them" >&2
 fi

@@ -1,6 +1,7 @@
 #include "cost_model/analytic/criterion.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,8 @@
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/analytic/time_model.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/framework.hpp"
+#include "cost_model/spec/strategy.hpp"
 
 namespace zeropp::analytic {
 
@@ -24,7 +27,8 @@ struct LayerTimes {
   double tp = 0;
 };
 
-LayerTimes layer_times(const ModelSpec& model, const ClusterSpec& cluster, int b, int tp, Dtype dtype) {
+LayerTimes layer_times(const ModelSpec& model, const ClusterSpec& cluster, int b, int tp, Dtype dtype,
+                       const CriterionTpRule& rule) {
   Plan plan;
   plan.model = model;
   plan.cluster = cluster;
@@ -32,6 +36,13 @@ LayerTimes layer_times(const ModelSpec& model, const ClusterSpec& cluster, int b
   plan.parallel.tp = tp;
   plan.parallel.micro_batch = b;
   plan.parallel.dtype = dtype;
+  if (tp > 1) {
+    plan.parallel.sequence_parallel = rule.sequence_parallel || rule.tp_comm_overlap;
+    // The framework's own overlap (Megatron's userbuffers), where this GPU runs it (spec/framework.hpp).
+    const TpCommOverlap kind = framework_tp_overlap(framework_of(plan.parallel));
+    plan.parallel.tp_comm_overlap =
+        rule.tp_comm_overlap && tp_overlap_unavailable(kind, cluster).empty() ? kind : TpCommOverlap::none;
+  }
   // One chunk of one layer: action_costs gives per-layer seconds when the model has a single layer.
   plan.model.layers = 1;
   const ActionCosts a = action_costs(plan);
@@ -40,32 +51,42 @@ LayerTimes layer_times(const ModelSpec& model, const ClusterSpec& cluster, int b
 
 }  // namespace
 
+CriterionInput criterion_input(const ModelSpec& model, int micro_batch, int unit) {
+  return {model.hidden, model.seq_len, micro_batch, unit, static_cast<double>(params_per_layer(model))};
+}
+
 Criterion criterion(const CriterionInput& in) {
   require_positive(in.hidden, "model.hidden");
   require_positive(in.seq_len, "model.seq_len");
   require_positive(in.micro_batch, "parallel.micro_batch");
   require_positive(in.unit, "parallel.unit");
+  if (!(in.layer_params >= 0)) throw SpecError("model", "the layer's parameter count must be >= 0");
   const double h = in.hidden, s = in.seq_len, b = in.micro_batch, U = in.unit;
+  // P: the model's layer (whole parameters: an exact integer in a double up to 2^53), or the paper's 12h^2.
+  const double P = in.layer_params > 0 ? in.layer_params : 12 * h * h;
   constexpr double e = 2;  // 16-bit elements
   Criterion c;
+  c.layer_params = P;
   c.lhs = 2 * s * U * b;
-  c.rhs = 9 * h;
-  c.holds = c.lhs > c.rhs;
-  // Per micro-batch: comm_volume.hpp's per-iteration volume for one full unit (B = U), divided by U.
-  c.zeropp_bytes_per_layer = e * zeropp_elements_per_layer(in.hidden, in.unit, in.unit, GradReduce::per_unit) / U;
-  c.zeropp_per_w_bytes_per_layer = e * zeropp_elements_per_layer(in.hidden, in.unit, in.unit, GradReduce::per_w) / U;
+  c.rhs = 3 * P / (4 * h);
+  c.rhs_gpt = 9 * h;
+  // 2sUb > 3P/(4h)  <=>  8hsbU > 3P, decided in integers (exact where the quotient is not).
+  using Wide = long double;  // 8hsb <= 2^3 x 2^20 x limits: beyond 2^63 in the worst case, exact to 2^64 here
+  const Wide eight_hsb = Wide(8) * in.hidden * in.seq_len * in.micro_batch;
+  c.holds = eight_hsb * in.unit > Wide(3) * P;
+  c.zeropp_bytes_per_layer = e * 3 * P / U;
+  c.zeropp_per_w_bytes_per_layer = e * (2 * P / U + P);
   c.tp_bytes_per_layer = e * tp_elements_per_layer(1, in.seq_len, in.micro_batch, in.hidden);
-  // Smallest integer U with 2sUb > 9h: floor(9h / (2sb)) + 1 (exact in integers).
-  const long long two_sb = 2LL * in.seq_len * in.micro_batch;
-  c.min_unit = 9LL * in.hidden / two_sb + 1;
-  // Per-W mode: 24h^2/U + 12h^2 < 8sbh  <=>  U > 24h^2 / (8sbh - 12h^2) = 6h / (2sb - 3h), when 2sb > 3h.
-  const long long denom = two_sb - 3LL * in.hidden;
-  if (denom > 0) c.min_unit_per_w = 6LL * in.hidden / denom + 1;
+  // Smallest integer U with 8hsbU > 3P: floor(3P / 8hsb) + 1.
+  c.min_unit = static_cast<long long>(std::floor(Wide(3) * P / eight_hsb)) + 1;
+  // Per-W mode: 2P/U + P < 8sbh  <=>  U > 2P / (8sbh - P), when 8sbh > P.
+  const Wide denom = eight_hsb - Wide(P);
+  if (denom > 0) c.min_unit_per_w = static_cast<long long>(std::floor(Wide(2) * P / denom)) + 1;
   return c;
 }
 
 CriterionTime criterion_time(const ModelSpec& model, const ClusterSpec& cluster, int micro_batch, int unit, Dtype dtype,
-                             long long max_unit) {
+                             const CriterionTpRule& tp_rule, long long max_unit) {
   require_positive(micro_batch, "parallel.micro_batch");
   require_positive(unit, "parallel.unit");
   const int g = cluster.gpus_per_node;
@@ -76,8 +97,8 @@ CriterionTime criterion_time(const ModelSpec& model, const ClusterSpec& cluster,
   r.group = g;
   // Same g GPUs, same tokens: under TP every GPU takes part in g micro-batches for each micro-batch of work a
   // ZeroPP GPU does on its own, each with 1/g of the FLOPs.
-  const LayerTimes tp_layer = layer_times(model, cluster, micro_batch, g, dtype);
-  const LayerTimes own_layer = layer_times(model, cluster, micro_batch, 1, dtype);
+  const LayerTimes tp_layer = layer_times(model, cluster, micro_batch, g, dtype, tp_rule);
+  const LayerTimes own_layer = layer_times(model, cluster, micro_batch, 1, dtype, tp_rule);
   const double layer_bytes = element_bytes(dtype) * static_cast<double>(params_per_layer(model));
   const double comm = 2 * collective_time(cluster, Collective::all_gather, g, 1, layer_bytes) +
                       collective_time(cluster, Collective::reduce_scatter, g, 1, layer_bytes);
@@ -99,6 +120,10 @@ CriterionTime criterion_time(const ModelSpec& model, const ClusterSpec& cluster,
     }
   }
   return r;
+}
+
+double unit_at_parity(const CriterionTime& at_one) {
+  return at_one.zeropp_comm_s / (at_one.compute_s + at_one.tp_exposed_s);
 }
 
 }  // namespace zeropp::analytic

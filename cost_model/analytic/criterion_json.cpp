@@ -3,8 +3,10 @@
 namespace zeropp::analytic {
 
 nlohmann::json to_json(const Criterion& c) {
-  return {{"lhs", c.lhs},
+  return {{"layer_params", c.layer_params},
+          {"lhs", c.lhs},
           {"rhs", c.rhs},
+          {"rhs_gpt", c.rhs_gpt},
           {"holds", c.holds},
           {"zeropp_bytes_per_layer", c.zeropp_bytes_per_layer},
           {"zeropp_per_w_bytes_per_layer", c.zeropp_per_w_bytes_per_layer},

@@ -39,4 +39,16 @@ nlohmann::json to_json(const RunCost& r) {
   return j;
 }
 
+std::string grouped_number(double value) {
+  if (!std::isfinite(value)) return "-";
+  if (std::abs(value) < 100) return fmt::format("{:.2f}", value);
+  const std::string digits = fmt::format("{:.0f}", std::abs(value));
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (value < 0 ? "-" : "") + out;
+}
+
 }  // namespace zeropp::analytic

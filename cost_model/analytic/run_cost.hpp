@@ -9,6 +9,7 @@
 //   cost       = GPU-hours x price per GPU-hour        (when a price is given; in the price's currency)
 // Failures, restarts and the time lost to them are not in it: a real run's wall clock is longer.
 #include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -46,5 +47,9 @@ inline RunCost run_cost(const Plan& plan, double iteration_seconds, const RunCos
 }
 
 nlohmann::json to_json(const RunCost&);
+
+// A count or an amount of money for people: whole units with thousands separators ("9,632,000"), two decimals
+// below 100 ("12.50"); never an exponent. The currency is the price's, so none is printed.
+std::string grouped_number(double value);
 
 }  // namespace zeropp::analytic

@@ -1,6 +1,8 @@
 #include "cost_model/calibrate/bench_results.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -171,8 +173,24 @@ BenchResults parse_bench_results(const nlohmann::json& document, const std::stri
     if (!times.count(r.name)) firsts.push_back(r);
     times[r.name].push_back(t);
   }
+  // zeropp-bench's multi-node runs: the "inter" collectives ran on the whole world, nodes x ranks per node
+  // (context zeropp_nodes, zeropp_ranks_per_node, -1 when uneven), which calibrate maps to the inter level
+  // (calibrate/host_layout.hpp).
+  std::optional<std::pair<double, double>> layout;
+  if (const auto context = document.find("context"); context != document.end() && context->is_object()) {
+    const auto nodes = context->find("zeropp_nodes"), per_node = context->find("zeropp_ranks_per_node");
+    if (nodes != context->end() && per_node != context->end() && nodes->is_string() && per_node->is_string()) {
+      const double n = std::atof(nodes->get<std::string>().c_str());
+      const double r = std::atof(per_node->get<std::string>().c_str());
+      if (n >= 1 && n <= limits::kGpus) layout = {n, r > 0 && r <= limits::kGpus ? r : 0};
+    }
+  }
   for (auto& r : firsts) {
     r.seconds = median(times[r.name]);
+    if (layout && r.parts.size() > 2 && r.parts[2] == "inter") {
+      r.counters["hosts"] = layout->first;
+      r.counters["ranks_per_host"] = layout->second;
+    }
     out.results.push_back(std::move(r));
   }
   return out;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -11,12 +13,14 @@
 #include "cost_model/analytic/time_model.hpp"
 #include "cost_model/calibrate/alpha_beta_fit.hpp"
 #include "cost_model/calibrate/gemm_fit.hpp"
+#include "cost_model/calibrate/host_layout.hpp"
 #include "cost_model/calibrate/layer_fit.hpp"
 #include "cost_model/calibrate/optimizer_fit.hpp"
 #include "cost_model/calibrate/piecewise_fit.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
+#include "cost_model/spec/provenance.hpp"
 
 namespace zeropp::calibrate {
 namespace {
@@ -34,7 +38,29 @@ struct Series {
   Collective c;
   std::vector<CollectiveSample> samples;
   std::vector<std::string> labels;
+  std::set<std::string> sources;  // file names, for the profile's provenance
+  std::optional<HostLayout> layout;
 };
+
+// "a.txt, b.json": the file names of a fit's results (the provenance of the entry it replaces).
+std::string source_list(const std::set<std::string>& sources) {
+  std::string out;
+  for (const auto& s : sources) out += (out.empty() ? "" : ", ") + std::filesystem::path(s).filename().string();
+  return out;
+}
+
+// The entry `key` of the profile was measured from `sources`: it replaces the base's, value and provenance.
+void mark_calibrated(Calibration& out, const std::string& key, std::string source) {
+  out.profile.provenance.entries[key] = {Provenance::calibrated, std::move(source)};
+}
+
+// The host layout of a collective result: the counters "hosts" and "ranks_per_host" that nccl-tests output and
+// zeropp-bench's multi-node runs carry (0 ranks per host: uneven); unknown without them.
+HostLayout host_layout_of(const BenchResult& r) {
+  const auto hosts = r.counters.find("hosts"), per_host = r.counters.find("ranks_per_host");
+  if (hosts == r.counters.end() || per_host == r.counters.end()) return {.known = false};
+  return {static_cast<int>(hosts->second), static_cast<int>(per_host->second), true};
+}
 
 struct ErrorStats {
   double rms = 0, max = 0, mean = 0;
@@ -78,7 +104,7 @@ void sort_series(Series& series) {
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   auto key = [&](std::size_t i) { return std::make_tuple(series.samples[i].bytes, series.samples[i].ranks); };
   std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return key(a) < key(b); });
-  Series sorted{series.c, {}, {}};
+  Series sorted{series.c, {}, {}, series.sources, series.layout};
   for (auto i : order) {
     sorted.samples.push_back(series.samples[i]);
     sorted.labels.push_back(series.labels[i]);
@@ -126,22 +152,45 @@ void fit_collective_series(const std::string& level, Series& series, Calibration
   std::vector<double> errors;
   for (const auto& s : series.samples)
     errors.push_back(relative_error(predict_piecewise(series.c, lines, s), s.seconds));
+  // A ring over several hosts with more than one rank on each: its busbw is each host's network traffic, not one
+  // GPU's (host_layout.hpp). The fit above scores the run as measured; the entry holds the per-GPU figure.
+  std::string sources = source_list(series.sources);
+  InterMapping mapping;
+  if (level == "inter" && series.layout && series.c != Collective::send_recv) {
+    double intra_busbw = out.profile.intra.bandwidth;
+    if (const auto intra = out.profile.collectives.find("intra"); intra != out.profile.collectives.end())
+      if (const auto own = intra->second.find(analytic::collective_name(series.c)); own != intra->second.end())
+        intra_busbw = own->second.bandwidth;
+    mapping = map_inter_run(what, field, sources, *series.layout, full.fit.bandwidth, intra_busbw,
+                            out.profile.inter.bandwidth);
+  }
+  CollectiveFit entry = mapping.keep_table ? fit : lines;
+  entry.bandwidth /= mapping.divisor;
+  for (auto& seg : entry.segments) seg.bandwidth /= mapping.divisor;
   std::string parameters =
       fmt::format("alpha {:.3g} us/step, busbw {:.4g} GB/s", full.fit.latency * 1e6, full.fit.bandwidth / 1e9);
   for (const auto& seg : fit.segments) {
     parameters += fmt::format("; <= {:.3g} B: alpha {:.3g} us, busbw {:.4g} GB/s", seg.max_bytes, seg.latency * 1e6,
                               seg.bandwidth / 1e9);
   }
-  if (!fit.table.empty()) {
+  if (!entry.table.empty()) {
     parameters +=
         fmt::format("; table of {} sizes for {} ranks (used for that group size)", fit.table.size(), fit.table_ranks);
   }
+  if (mapping.divisor != 1) {
+    parameters +=
+        fmt::format("; per GPU {:.4g} GB/s (busbw / {:g} GPUs per host)", entry.bandwidth / 1e9, mapping.divisor);
+    sources += fmt::format(", derived: busbw / {:g} GPUs per host", mapping.divisor);
+    out.notes.push_back(mapping.note);
+  }
   if (full.latency_clamped) out.notes.push_back(what + ": fitted latency was negative; fitted with latency 0");
   out.fits.push_back(fit_report(what, series.samples.size(), errors, held_errors, std::move(parameters)));
-  out.profile.collectives[level][analytic::collective_name(series.c)] = fit;
+  out.profile.collectives[level][analytic::collective_name(series.c)] = entry;
+  mark_calibrated(out, collective_entry(level, analytic::collective_name(series.c)), sources);
   if (series.c == Collective::send_recv) {
     LinkSpec& link = level == "intra" ? out.profile.intra : out.profile.inter;
     link = LinkSpec{full.fit.bandwidth, full.fit.latency};
+    mark_calibrated(out, level, sources + " (the send_recv line)");
   }
 }
 
@@ -174,13 +223,14 @@ void raise_cpu_peak_to_fastest_gemm(Dtype dtype, const std::vector<GemmSample>& 
   if (!fastest || !(fastest->flop / fastest->seconds > stated)) return;
   const double raised = fastest->flop / fastest->seconds;
   out.profile.peak_flops[dtype] = raised;
+  mark_calibrated(out, "peak_tflops." + to_string(dtype), "raised to " + fastest->name);
   out.warnings.push_back(
       fmt::format("cluster.peak_tflops.{} raised from {:.4g} to {:.4g} TFLOP/s: {} ran faster "
                   "than the stated peak of this CPU profile",
                   to_string(dtype), stated / 1e12, raised / 1e12, fastest->name));
 }
 
-void fit_gemm_series(Dtype dtype, std::vector<GemmSample>& samples, Calibration& out) {
+void fit_gemm_series(Dtype dtype, std::vector<GemmSample>& samples, const std::string& sources, Calibration& out) {
   const std::string what = "gemm/" + to_string(dtype);
   const std::string field = "gemm_table." + to_string(dtype);
   const std::string peak_field = "cluster.peak_tflops." + to_string(dtype);
@@ -221,6 +271,7 @@ void fit_gemm_series(Dtype dtype, std::vector<GemmSample>& samples, Calibration&
       fmt::format("{} points, efficiency {:.3f} at {:.3g} FLOP .. {:.3f} at {:.3g} FLOP", table.size(),
                   table.front().efficiency, table.front().flops, table.back().efficiency, table.back().flops)));
   out.profile.gemm_table[dtype] = table;
+  mark_calibrated(out, gemm_table_entry(dtype), sources);
 }
 
 // "qkv_F" -> "F"; shapes without a pass suffix are their own pass.
@@ -243,7 +294,8 @@ std::string group_of(const BenchResult& r) {
 // Layer passes: the in-layer GEMM rate and the memory bandwidth of the time model's memory-bound kernels
 // (layer_fit.hpp), on top of the GEMM table. Held out: whole layer shapes (every third by size, never the first
 // or the last), scored per pass.
-void fit_layer_series(Dtype dtype, const std::vector<LayerSample>& samples, Calibration& out) {
+void fit_layer_series(Dtype dtype, const std::vector<LayerSample>& samples, const std::string& sources,
+                      Calibration& out) {
   const std::string what = "layer/" + to_string(dtype);
   const std::string field = "memory_bandwidth";
   std::map<std::string, double> size;
@@ -271,6 +323,13 @@ void fit_layer_series(Dtype dtype, const std::vector<LayerSample>& samples, Cali
   const LayerFit fit = fit_layer_passes(samples, out.profile, dtype, field);
   if (fit.clamped) out.notes.push_back(what + ": the GEMMs alone exceed the measured passes; memory_bandwidth 0");
   out.profile = apply_layer_fit(out.profile, dtype, fit);
+  mark_calibrated(out, "memory_bandwidth", sources);
+  // The in-layer GEMM rate scales the entry this dtype's GEMMs use (apply_layer_fit).
+  const std::string gemm = used_gemm_entry(out.profile, dtype);
+  mark_calibrated(out, gemm,
+                  out.profile.provenance.entries.count(gemm)
+                      ? out.profile.provenance.entries.at(gemm).source + " x the layer fit of " + sources
+                      : "the base's x the layer fit of " + sources);
   std::vector<double> errors;
   std::map<std::string, std::vector<double>> by_pass;
   for (const auto& s : samples) {
@@ -286,7 +345,8 @@ void fit_layer_series(Dtype dtype, const std::vector<LayerSample>& samples, Cali
 }
 
 // The optimizer step: one rate (optimizer_fit.hpp). Held out: every third size, never the first or the last.
-void fit_optimizer_series(std::vector<std::pair<OptimizerSample, std::string>> series, Calibration& out) {
+void fit_optimizer_series(std::vector<std::pair<OptimizerSample, std::string>> series, const std::string& sources,
+                          Calibration& out) {
   const std::string what = "optimizer";
   const std::string field = "optimizer_Mparams_per_s";
   std::sort(series.begin(), series.end(), [](const auto& a, const auto& b) { return a.first.params < b.first.params; });
@@ -307,6 +367,7 @@ void fit_optimizer_series(std::vector<std::pair<OptimizerSample, std::string>> s
   }
   const double rate = fit_optimizer_rate(all, field);
   out.profile.optimizer_rate = rate;
+  mark_calibrated(out, "optimizer_rate", sources);
   std::vector<double> errors;
   for (const auto& s : all) errors.push_back(relative_error(s.params / rate, s.seconds));
   out.fits.push_back(
@@ -353,11 +414,12 @@ std::vector<bool> held_out_mask(std::size_t n) {
 }
 
 Calibration calibrate(const BenchResults& results, const ClusterSpec& base, const CalibrateOptions& options) {
+  // What is measured replaces its entry of the base, value and provenance; every other entry keeps the base's
+  // (ClusterProvenance::entries records which is which).
   Calibration out;
   out.profile = base;
   out.profile.name = options.name.empty() ? base.name + "-calibrated" : options.name;
-  out.profile.collectives.clear();
-  out.profile.gemm_table.clear();
+  if (out.profile.provenance.base.empty()) out.profile.provenance.base = base.name;
   for (const auto& s : results.skipped) out.notes.push_back("skipped (benchmark error): " + s);
   out.notes.insert(out.notes.end(), results.notes.begin(), results.notes.end());
 
@@ -365,6 +427,7 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
   std::map<Dtype, std::vector<GemmSample>> gemms;
   std::map<Dtype, std::vector<LayerSample>> layers;
   std::vector<std::pair<OptimizerSample, std::string>> optimizer;
+  std::map<std::string, std::set<std::string>> sources;  // "gemm/bf16", "layer/fp32", "optimizer" -> files
   for (const auto& r : results.results) {
     const std::string where = r.source + ":" + r.name;
     if (r.parts.empty()) {
@@ -376,6 +439,7 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
       const Dtype dtype = dtype_from_string(r.parts[2], where + ".dtype");
       const std::string shape = r.parts.size() > 3 ? r.parts[3] : r.parts.back();
       gemms[dtype].push_back({r.name, group_of(r), pass_of(shape), r.counter_in("flop", kFlops), r.seconds});
+      sources["gemm/" + to_string(dtype)].insert(r.source);
       continue;
     }
     if (r.parts[0] == "layer") {
@@ -384,11 +448,13 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
       const Dtype dtype = dtype_from_string(r.parts[2], where + ".dtype");
       layers[dtype].push_back({r.name, r.parts[3], int_arg(r, "h", where), int_arg(r, "a", where),
                                int_arg(r, "s", where), int_arg(r, "b", where), r.seconds});
+      sources["layer/" + to_string(dtype)].insert(r.source);
       continue;
     }
     if (r.parts[0] == "optimizer") {
       const double params = arg_number(r, "params", where, kParams);
       optimizer.push_back({{params, r.seconds}, r.name});
+      sources["optimizer"].insert(r.source);
       continue;
     }
     const auto c = analytic::collective_from_name(r.parts[0]);
@@ -406,29 +472,34 @@ Calibration calibrate(const BenchResults& results, const ClusterSpec& base, cons
     series.c = *c;
     series.samples.push_back({bytes, static_cast<int>(std::lround(r.counter_in("ranks", kRanks))), r.seconds});
     series.labels.push_back(r.name);
+    series.sources.insert(r.source);
+    // One host layout per fit: runs with different layouts measure different rings (host_layout.hpp).
+    const HostLayout layout = host_layout_of(r);
+    if (series.layout && *series.layout != layout) {
+      throw SpecError(where, fmt::format("{}: {}/{} mixes runs over different hosts (here {} hosts of {} ranks, before "
+                                         "{} of {}): give each link level and collective one kind of run",
+                                         where, r.parts[2], r.parts[0], layout.hosts, layout.ranks_per_host,
+                                         series.layout->hosts, series.layout->ranks_per_host));
+    }
+    series.layout = layout;
   }
   if (collectives.empty() && gemms.empty() && layers.empty() && optimizer.empty()) {
     throw SpecError("results",
                     "no GEMM, layer, optimizer or collective results to calibrate from (zeropp-bench names them "
                     "gemm/... and <collective>/<backend>/<level>/...)");
   }
-  for (auto& [level, by_collective] : collectives)
-    for (auto& [c, series] : by_collective) fit_collective_series(level, series, out);
-  for (auto& [dtype, samples] : gemms) fit_gemm_series(dtype, samples, out);
-  // The scalar fallback: what the largest measured GEMMs reach, when one dtype was measured.
-  if (out.profile.gemm_table.size() == 1) {
-    out.profile.gemm_efficiency = out.profile.gemm_table.begin()->second.back().efficiency;
-  }
+  // intra first: a multi-host inter run is judged against the intra figure of its collective (host_layout.hpp).
+  for (const char* level : {"intra", "inter"})
+    if (const auto it = collectives.find(level); it != collectives.end())
+      for (auto& [c, series] : it->second) fit_collective_series(level, series, out);
+  // A measured GEMM table replaces the base's figures for its dtype only: gemm_efficiency, which the other dtypes
+  // use, stays the base's.
+  for (auto& [dtype, samples] : gemms)
+    fit_gemm_series(dtype, samples, source_list(sources["gemm/" + to_string(dtype)]), out);
   // After the GEMM table: the layer fit prices the passes' GEMMs with it.
-  for (auto& [dtype, samples] : layers) fit_layer_series(dtype, samples, out);
-  if (!optimizer.empty()) fit_optimizer_series(std::move(optimizer), out);
-  // What the profile rests on (ClusterSpec::provenance): what was fitted here is calibrated. The base's collective
-  // tables were dropped above, so without fits of its own a published base falls back to its nominal link rates.
-  if (!out.profile.collectives.empty())
-    out.profile.provenance.collectives = Provenance::calibrated;
-  else if (!base.collectives.empty() && base.provenance.collectives == Provenance::published)
-    out.profile.provenance.collectives = Provenance::nominal;
-  if (!out.profile.gemm_table.empty()) out.profile.provenance.gemm = Provenance::calibrated;
+  for (auto& [dtype, samples] : layers)
+    fit_layer_series(dtype, samples, source_list(sources["layer/" + to_string(dtype)]), out);
+  if (!optimizer.empty()) fit_optimizer_series(std::move(optimizer), source_list(sources["optimizer"]), out);
   return out;
 }
 

@@ -1,11 +1,16 @@
 #pragma once
-// `zeropp calibrate`: from microbenchmark results to a cluster profile.
+// `zeropp calibrate`: from microbenchmark results to a cluster profile. The profile is the base with what was
+// measured put in: each fit replaces its own entry (a collective on one link level, a dtype's GEMM table, the
+// memory bandwidth, the optimizer rate), which ClusterProvenance::entries then marks calibrated with its files;
+// every entry not measured keeps the base's value and provenance (spec/provenance.hpp).
 //   - Collectives: one alpha-beta fit per (link level, collective) from "<collective>/<backend>/<level>/bytes:S"
 //     results (alpha_beta_fit.hpp), piecewise by size range where one line misses by more than 5%
 //     (piecewise_fit.hpp) -> profile.collectives[level][collective], plus the measured times as its table
 //     (CollectiveFit::table, a line through each pair of neighbouring sizes) for groups of the benchmark's size:
 //     held-out sizes are scored on that table built without them. The single-line send_recv fit of a level is
-//     also the profile's bare link (intra / inter): a point-to-point message is alpha + M/beta.
+//     also the profile's bare link (intra / inter): a point-to-point message is alpha + M/beta. A run over
+//     several hosts is mapped to the inter level by what its ring crossed (host_layout.hpp: as measured with one
+//     GPU per host, per-GPU busbw / r with r > 1 per host, refused where that is ambiguous).
 //   - GEMMs: one efficiency table per dtype from "gemm/<backend>/<dtype>/..." results (gemm_fit.hpp), against
 //     the base cluster's peak for that dtype -> profile.gemm_table[dtype]. A GEMM above that peak is an error
 //     for a GPU profile (the peak or a unit is wrong); a CPU profile's peak (device "cpu") is raised to the

@@ -51,11 +51,13 @@ double predict_layer_seconds(const LayerSample& s, const ClusterSpec& cluster, D
 
 ClusterSpec apply_layer_fit(const ClusterSpec& cluster, Dtype dtype, const LayerFit& fit) {
   ClusterSpec out = cluster;
+  // The entry this dtype's GEMMs use (its table, else the scalar): the fit measured this dtype only.
   const auto it = out.gemm_table.find(dtype);
-  if (it != out.gemm_table.end()) {
+  if (it != out.gemm_table.end() && !it->second.empty()) {
     for (auto& p : it->second) p.efficiency = std::min(1.0, p.efficiency * fit.gemm_scale);
+  } else {
+    out.gemm_efficiency = std::min(1.0, out.gemm_efficiency * fit.gemm_scale);
   }
-  out.gemm_efficiency = std::min(1.0, out.gemm_efficiency * fit.gemm_scale);
   out.memory_bandwidth = fit.bandwidth;
   return out;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // The memory-bound part of a layer, fitted to the trainer's own block passes ("layer/<backend>/<dtype>/<F|B|W>/
-// h:../a:../s:../b:.." from zeropp-bench, microbench/cpu/layer_bench.hpp).
+// h:../a:../s:../b:.." from zeropp-bench, microbench/layer_bench.hpp).
 //
 // The time model (cost_model/analytic/time_model.hpp) prices a layer pass as its GEMMs (FLOPs over peak times
 // the GEMM table's efficiency) plus its memory-bound kernels' bytes over cluster.memory_bandwidth. The GEMM table
@@ -34,7 +34,8 @@ struct LayerFit {
   bool clamped = false;   // the unconstrained fit asked for a negative kernel time: refitted with bandwidth 0
 };
 
-// `cluster` with the fit applied: gemm_table (and gemm_efficiency) scaled, memory_bandwidth set.
+// `cluster` with the fit applied: the dtype's gemm_table scaled (gemm_efficiency when it has none), memory_bandwidth
+// set.
 ClusterSpec apply_layer_fit(const ClusterSpec& cluster, Dtype dtype, const LayerFit& fit);
 
 // Throws SpecError(field) when no sample is an F or B pass, there is no W pass, or a sample has a non-positive

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -390,8 +391,10 @@ BenchResults Reader::read(std::string_view text) {
   if (n < 2) fail(devices_.front().line, "one GPU: a collective on one rank uses no link; run on 2 or more");
   if (n > limits::kGpus) fail(fmt::format("{} device lines exceed the limit of {} GPUs", n, limits::kGpus));
 
-  std::set<std::string_view> hosts;
-  for (const auto& d : devices_) hosts.insert(d.host);
+  std::map<std::string_view, int> hosts;  // ranks per host
+  for (const auto& d : devices_) ++hosts[d.host];
+  int per_host = hosts.begin()->second;  // 0: uneven (calibrate/host_layout.hpp)
+  for (const auto& [host, count] : hosts) per_host = count == per_host ? per_host : 0;
   const std::string level = !options_.link.empty() ? options_.link : hosts.size() == 1 ? "intra" : "inter";
   const Collective c = collective();
 
@@ -409,7 +412,9 @@ BenchResults Reader::read(std::string_view text) {
     b.counters = {{"bytes", static_cast<double>(*whole_number(r.size))},
                   {"ranks", static_cast<double>(n)},
                   {"algbw_GBps", r.algbw.value},
-                  {"busbw_GBps", r.busbw.value}};
+                  {"busbw_GBps", r.busbw.value},
+                  {"hosts", static_cast<double>(hosts.size())},
+                  {"ranks_per_host", static_cast<double>(per_host)}};
     out.results.push_back(std::move(b));
   }
   out.notes.push_back(fmt::format("{}: nccl-tests {} on {} GPUs of {} host{} ({}{}), {}, {} sizes, out-of-place times",

@@ -2,6 +2,7 @@
 // are followed by what the model uses of each: peaks, memory, and per link level and collective the bandwidth
 // and latency (a fit from `collectives`, or the raw link), so a unit mix-up shows before it skews a prediction.
 // Units are labelled: TFLOP/s dense per GPU, GiB = 2^30 bytes, GB/s = 1e9 bytes/s per GPU per direction.
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "cost_model/cli/command.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/names.hpp"
+#include "cost_model/spec/provenance.hpp"
 
 namespace zeropp::cli {
 namespace {
@@ -27,9 +29,10 @@ std::string fp8_or_dash(const ClusterSpec& c) {
   return c.fp8_peak_flops > 0 ? fmt::format("{:g}", c.fp8_peak_flops / 1e12) : "-";
 }
 
-// "published/nominal": where the collective and the GEMM figures come from (ClusterSpec::provenance).
-std::string provenance_text(const ClusterSpec& c) {
-  return to_string(c.provenance.collectives) + "/" + to_string(c.provenance.gemm);
+// "published/nominal": where the collective and the GEMM figures the model uses come from (spec/provenance.hpp);
+// "calibrated+published/..." where calibration replaced some entries of its base and kept the others.
+std::string provenance_column(const ClusterSpec& c) {
+  return provenance_summary(c, "collectives") + "/" + provenance_summary(c, "gemm");
 }
 
 void print_table(const std::vector<ClusterSpec>& clusters) {
@@ -45,7 +48,7 @@ void print_table(const std::vector<ClusterSpec>& clusters) {
                              c.memory_bandwidth > 0 ? fmt::format("{:g}", c.memory_bandwidth / 1e9) : "-",
                              fmt::format("{:g}", c.intra.bandwidth / 1e9), fmt::format("{:g}", c.intra.latency * 1e6),
                              fmt::format("{:g}", c.inter.bandwidth / 1e9), fmt::format("{:g}", c.inter.latency * 1e6),
-                             fp8_or_dash(c), provenance_text(c));
+                             fp8_or_dash(c), provenance_column(c));
 }
 
 // "450 GB/s  3.4 us  link": what a collective on one link level runs at. The choice is analytic::collective_time's:
@@ -68,6 +71,36 @@ std::string resolved(const ClusterSpec& c, const char* level, analytic::Collecti
   return fmt::format("{:>8.4g} GB/s {:>7.3g} us  link", link.bandwidth / 1e9, link.latency * 1e6);
 }
 
+constexpr analytic::Collective kCollectives[] = {analytic::Collective::all_reduce, analytic::Collective::all_gather,
+                                                 analytic::Collective::reduce_scatter, analytic::Collective::send_recv};
+
+// Where each figure the model uses comes from, entry by entry: what calibration measured (and from which files)
+// beside what it kept of its base.
+void print_provenance(const ClusterSpec& c) {
+  std::cout << fmt::format("  {:<14} where each figure the model uses comes from{}\n", "provenance",
+                           c.provenance.base.empty() ? ""
+                                                     : fmt::format(" (calibrated on the base {}: what was not measured "
+                                                                   "keeps the base's value and provenance)",
+                                                                   c.provenance.base));
+  std::vector<std::string> entries;
+  for (const auto& [dtype, peak] : c.peak_flops) entries.push_back(used_gemm_entry(c, dtype));
+  for (const char* level : {"intra", "inter"}) {
+    if (std::string_view(level) == "intra" ? c.gpus_per_node == 1 : c.nodes == 1) continue;
+    for (const auto op : kCollectives)
+      entries.push_back(used_collective_entry(c, level, analytic::collective_name(op)));
+  }
+  entries.push_back("memory_bandwidth");
+  if (c.optimizer_rate > 0) entries.push_back("optimizer_rate");
+  for (const auto& [key, entry] : c.provenance.entries)
+    if (key.starts_with("peak_tflops.")) entries.push_back(key);
+  std::vector<std::string> seen;
+  for (const auto& e : entries) {
+    if (std::find(seen.begin(), seen.end(), e) != seen.end()) continue;
+    seen.push_back(e);
+    std::cout << fmt::format("    {:<34} {}\n", e, provenance_text(c, e));
+  }
+}
+
 void print_resolved(const ClusterSpec& c) {
   std::string peaks;
   for (const auto& [dtype, flops] : c.peak_flops)
@@ -86,13 +119,13 @@ void print_resolved(const ClusterSpec& c) {
       "  {:<14} {:.4g} GiB{}, memory bandwidth {}\n", "memory", c.memory_bytes / kGiB,
       mib == static_cast<double>(static_cast<long long>(mib)) ? fmt::format(" = {:.0f} MiB", mib) : "",
       c.memory_bandwidth > 0 ? fmt::format("{:g} GB/s", c.memory_bandwidth / 1e9) : "unknown");
-  std::cout << fmt::format("  {:<14} {} ({})\n", "GEMM", gemm, to_string(c.provenance.gemm));
+  std::cout << fmt::format("  {:<14} {} ({})\n", "GEMM", gemm, provenance_summary(c, "gemm"));
   std::cout << fmt::format("  {:<14} {} (bus bandwidth, latency per step; {})\n", "collectives", "intra | inter",
-                           to_string(c.provenance.collectives));
-  for (const auto op : {analytic::Collective::all_reduce, analytic::Collective::all_gather,
-                        analytic::Collective::reduce_scatter, analytic::Collective::send_recv})
+                           provenance_summary(c, "collectives"));
+  for (const auto op : kCollectives)
     std::cout << fmt::format("    {:<14} {:<52} | {}\n", analytic::collective_name(op), resolved(c, "intra", op),
                              resolved(c, "inter", op));
+  print_provenance(c);
 }
 
 void print_json(const std::vector<ClusterSpec>& clusters) {

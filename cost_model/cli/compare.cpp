@@ -79,15 +79,23 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
     if (e.feasible && base > 0) vs = fmt::format("{:.2f}x", base / e.time_s.iteration);
     const std::string closed_time = sim ? fmt::format("{:.3f}", c.time_s.iteration) : "cf";
     const std::string closed_peak = sim ? fmt::format("{:.1f}", c.memory_bytes.peak / kGiB) : "cf";
+    // A plan that does not fit is the one that misses memory by least: its time says nothing about the strategy
+    // (it is chosen for memory alone, often U = 1 or full recompute), so only its memory is printed.
+    const auto when_fits = [&](std::string text) { return e.feasible ? text : std::string("-"); };
     std::cout << fmt::format(
-        "{:<11} {:>3} {:>3} {:>4} {:>2} {:>2} {:<5} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8.3f} {:>8} "
-        "{:>7.1f} {:>5.1f}% {:>7.1f}% {:>8.1f} {:>8} {:>8.2f} {:>7}{}\n",
+        "{:<11} {:>3} {:>3} {:>4} {:>2} {:>2} {:<5} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8} {:>8} "
+        "{:>7} {:>6} {:>8} {:>8.1f} {:>8} {:>8} {:>7}{}\n",
         r.spec.name, p.tp, p.pp, p.dp, p.z, p.zero_stage, search::tp_comm_label(p), to_string(p.schedule), p.v,
-        p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute), e.time_s.iteration, closed_time,
-        e.throughput.tflops_per_gpu, 100 * e.throughput.mfu, 100 * e.throughput.mfu_full_attention,
-        e.memory_bytes.peak / kGiB, closed_peak,
-        e.comm_bytes.total / 1e9, vs,
-        e.feasible ? "" : fmt::format("  does not fit: over by {:.1f} GiB", e.over_by_bytes / kGiB));
+        p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute),
+        when_fits(fmt::format("{:.3f}", e.time_s.iteration)), when_fits(closed_time),
+        when_fits(fmt::format("{:.1f}", e.throughput.tflops_per_gpu)),
+        when_fits(fmt::format("{:.1f}%", 100 * e.throughput.mfu)),
+        when_fits(fmt::format("{:.1f}%", 100 * e.throughput.mfu_full_attention)), e.memory_bytes.peak / kGiB,
+        closed_peak, when_fits(fmt::format("{:.2f}", e.comm_bytes.total / 1e9)), vs,
+        e.feasible ? ""
+                   : fmt::format("  does not fit: its least-memory plan is over by {:.1f} GiB (more GPUs, or a "
+                                 "smaller model per GPU)",
+                                 e.over_by_bytes / kGiB));
   }
   const search::SearchCounts& n = r.counts;
   std::cout << fmt::format(
@@ -99,7 +107,8 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
       << "iter s and peak GiB (GiB = 2^30 B): simulated schedule; (closed): the closed forms for the same plan"
       << (any_closed ? "; cf: closed form only (--closed-form)" : "")
       << ".\nZS: ZeRO stage of the dp dimension; tpcom: sequence parallel (sp), with the TP communication "
-         "overlapped (sp+ov), or not (nosp).\n"
+         "overlapped (sp+ov), or not (nosp). A row that does not fit shows the plan that misses memory by least, "
+         "with its memory only.\n"
       << analytic::kFlopConventionNote << "\nsent GB: bytes sent per GPU per iteration (GB = 1e9).\n";
 }
 
@@ -131,6 +140,7 @@ nlohmann::json rows_json(const std::vector<search::CompareRow>& rows,
 
 int run(const CompareArgs& args) {
   const Experiment ex = build_experiment(args);
+  warn_if_nominal(ex);
   search::CompareOptions options;
   options.simulate = !args.closed_form;
   const auto specs = search::select_rows(ex, args.strategies);

@@ -1,6 +1,7 @@
-// `zeropp criterion`: does ZeroPP move fewer bytes than tensor parallelism (2 s U b > 9 h)? Per-layer bytes of both,
-// the smallest U that makes it hold, and with a cluster the time-based answer (bandwidths and overlap) and its
-// boundary.
+// `zeropp criterion`: does ZeroPP move fewer bytes than tensor parallelism (2 s U b > 3P/(4h), 9h for GPT's layer)?
+// Per-layer bytes of both for the model's own layer, the smallest U that makes it hold, and with a cluster the
+// time-based answer (bandwidths and overlap, TP under the rule of the plan it stands for) and its boundary;
+// --map DIR draws the model's criterion map on the cluster (search/criterion_map.hpp, plots/criterion.py).
 //   zeropp criterion --model gpt3-13b --micro-batch 1 --unit 4
 //   zeropp criterion --model gpt3-13b --micro-batch 1 --unit 4 --cluster dgx-a100-80gb
 //   zeropp criterion --experiment default --cluster-time
@@ -18,10 +19,13 @@
 #include "cost_model/analytic/criterion_json.hpp"
 #include "cost_model/cli/command.hpp"
 #include "cost_model/cli/experiment_args.hpp"
+#include "cost_model/cli/plot_runner.hpp"
 #include "cost_model/options/cli_checks.hpp"
+#include "cost_model/search/criterion_map.hpp"
 #include "cost_model/search/criterion_verdict.hpp"
-#include "cost_model/search/search.hpp"
 #include "cost_model/search/describe.hpp"
+#include "cost_model/search/search.hpp"
+#include "cost_model/spec/atomic_file.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/limits.hpp"
@@ -33,10 +37,11 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 struct CriterionArgs {
-  std::string experiment, model, cluster, dtype;
+  std::string experiment, model, cluster, dtype, map;
   std::optional<int> micro_batch, unit;
   int seq = 0;  // --seq; 0: the model file's
   bool cluster_time = false;
+  bool sequence_parallel = false, tp_comm_overlap = false;  // the TP rule without an experiment
   Format format = Format::table;
 };
 
@@ -48,6 +53,8 @@ struct Inputs {
   std::string origin;  // where b and U came from
   std::string no_fit;  // when the experiment's plans all exceed memory: that, and the closest plan's excess
   std::optional<search::CriterionVerdict> verdict;  // with --experiment and no --micro-batch/--unit
+  analytic::CriterionTpRule tp_rule;                // the TP side of the time-based answer
+  std::string tp_rule_origin;
 };
 
 Inputs resolve(const CriterionArgs& a) {
@@ -93,29 +100,68 @@ Inputs resolve(const CriterionArgs& a) {
   if (a.unit) in.U = *a.unit;
   if (!a.cluster.empty()) in.cluster = load_cluster(a.cluster);
   if (!a.dtype.empty()) in.dtype = dtype_from_string(a.dtype, "--dtype");
+  // TP's rule: the best 3D plan's with an experiment's search, else the flags.
+  if (in.verdict && in.verdict->found) {
+    if (a.sequence_parallel || a.tp_comm_overlap)
+      throw SpecError("tp-comm-overlap",
+                      "--experiment takes the TP rule of its best 3D plan; do not combine it with "
+                      "--sequence-parallel or --tp-comm-overlap");
+    in.tp_rule = in.verdict->tp_rule;
+    in.tp_rule_origin = in.verdict->three_d ? "the rule of the experiment's best 3D plan"
+                                            : "the best the plan space has, as no 3D plan fits";
+  } else {
+    in.tp_rule = {.sequence_parallel = a.sequence_parallel || a.tp_comm_overlap, .tp_comm_overlap = a.tp_comm_overlap};
+    in.tp_rule_origin =
+        a.tp_comm_overlap || a.sequence_parallel ? "given" : "the default (--tp-comm-overlap to grant it)";
+  }
   validate(in.model);
   return in;
 }
 
 std::string optional_text(const std::optional<long long>& v) { return v ? std::to_string(*v) : "none"; }
 
-// The real-valued U at which ZeroPP's exposed time equals TP's: the continuous boundary that plots draw beside
-// 2sUb = 9h (plots/criterion.py). criterion_time is linear in U (criterion.hpp): per U, compute c and TP's exposed
-// time t grow by their U = 1 values while ZeroPP's gathers+reduce (comm) stay fixed, so
-// max(0, comm - U c) = U t  at  U* = comm / (c + t), and the integer boundary min_unit is floor(U*) + 1.
-double unit_at_parity(const analytic::CriterionTime& at_one) {
-  return at_one.zeropp_comm_s / (at_one.compute_s + at_one.tp_exposed_s);
+// `zeropp criterion --help`: where the inequality comes from (docs/criterion.md has it in full).
+constexpr const char* kDerivation = R"(
+Derivation (per transformer layer, per GPU, per micro-batch; elements of 2 bytes; ring factors (n-1)/n left out):
+  P = the layer's parameters: 2h^2 + 2hq attention (q = kv_heads * head_dim: GQA), 2hf (GELU) or 3hf (SwiGLU)
+      MLP, biases and norms. GPT with f = 4h: 12h^2 + 13h; Llama-3 70B 12.75h^2 + 2h, 8B 13h^2 + 2h.
+  ZeroPP: per unit of U micro-batches, gather P for the forward, gather P for the backward, reduce-scatter P
+      gradients: 3P/U per micro-batch.
+  TP (Megatron): the layer's b*s*h output all-reduced after attention and after the MLP, forward and backward:
+      4 all-reduces, each moving 2x its buffer: 8sbh per micro-batch (GQA, SwiGLU do not change it: the
+      all-reduced tensors are h wide).
+  ZeroPP moves fewer bytes  <=>  3P/U < 8sbh  <=>  2sUb > 3P/(4h).
+  With P = 12h^2, in bytes: 72h^2/U < 16sbh  <=>  36h^2 < 8sbhU  <=>  2sUb > 9h (the paper's form).
+  Reduce-scatter inside every W (the authors' code): 2P/U + P < 8sbh.
+Time-based: TP over the node's g GPUs vs ZeroPP z = g on the same tokens; TP's collectives priced by the time model
+under the TP rule of the plan it stands for (--tp-comm-overlap hides what its GEMM covers), ZeroPP's 2 gathers + 1
+reduce-scatter hidden behind the compute of the U micro-batches of the previous layer, the rest exposed.)";
+
+// --map DIR: the model's criterion map on the cluster as criterion_map.json in DIR, drawn there as
+// criterion_map.png by plots/criterion.py. Returns the line to print.
+std::string draw_map(const Inputs& in, const std::string& dir) {
+  if (!in.cluster)
+    throw SpecError("map", "--map needs a cluster: give --cluster C (or --experiment with --cluster-time)");
+  check_output_folder(dir + "/criterion_map.json", "--map");
+  const search::CriterionMap map = search::criterion_map(in.model, *in.cluster, in.b, in.dtype, in.tp_rule);
+  const std::filesystem::path json = std::filesystem::path(dir) / "criterion_map.json";
+  write_file_atomically(json, search::to_json(map).dump(1) + "\n", "--map", ParentDirs::must_exist);
+  const PlotRun run = run_plot_script("criterion.py", {"--map", json.string(), "--out", dir});
+  if (!run.drawn) return fmt::format("criterion map data written to {}; not drawn: {}", json.string(), run.message);
+  return fmt::format("criterion map drawn: {}/criterion_map.png (data: {})", dir, json.string());
 }
 
 int run(const CriterionArgs& args) {
   const Inputs in = resolve(args);
-  const analytic::Criterion c = analytic::criterion({in.model.hidden, in.model.seq_len, in.b, in.U});
+  const analytic::Criterion c = analytic::criterion(analytic::criterion_input(in.model, in.b, in.U));
   std::optional<analytic::CriterionTime> t;
   std::optional<double> parity_unit;
   if (in.cluster) {
-    t = analytic::criterion_time(in.model, *in.cluster, in.b, in.U, in.dtype);
-    parity_unit = unit_at_parity(analytic::criterion_time(in.model, *in.cluster, in.b, 1, in.dtype));
+    t = analytic::criterion_time(in.model, *in.cluster, in.b, in.U, in.dtype, in.tp_rule);
+    parity_unit =
+        analytic::unit_at_parity(analytic::criterion_time(in.model, *in.cluster, in.b, 1, in.dtype, in.tp_rule));
   }
+  const std::string map_line = args.map.empty() ? "" : draw_map(in, args.map);
 
   if (args.format == Format::json) {
     nlohmann::json j = analytic::to_json(c);
@@ -143,14 +189,24 @@ int run(const CriterionArgs& args) {
     if (t) {
       j["time"] = analytic::to_json(*t, in.cluster->name);
       j["time"]["parity_unit"] = *parity_unit;
+      j["time"]["tp_rule"] = {{"sequence_parallel", in.tp_rule.sequence_parallel},
+                              {"tp_comm_overlap", in.tp_rule.tp_comm_overlap},
+                              {"origin", in.tp_rule_origin}};
     }
+    if (!map_line.empty()) j["map"] = map_line;
     std::cout << j.dump(2) << "\n";
     return 0;
   }
   std::cout << fmt::format("criterion for {} (h={}, s={}), b={}, U={} ({})\n", in.model.name, in.model.hidden,
                            in.model.seq_len, in.b, in.U, in.origin);
   if (!in.no_fit.empty()) std::cout << "  note: " << in.no_fit << "\n";
-  std::cout << fmt::format("  2*s*U*b = {:.0f}  vs  9*h = {:.0f}: {}\n", c.lhs, c.rhs,
+  const double h = in.model.hidden;
+  std::cout << fmt::format(
+      "  layer parameters P = {:.0f} = {:.4g} h^2 (the model's own layer; GPT's is 12 h^2 + 13 h): ZeroPP moves 3P/U, "
+      "TP 8sbh elements per layer per micro-batch\n",
+      c.layer_params, c.layer_params / (h * h));
+  std::cout << fmt::format("  2*s*U*b = {:.0f}  vs  3P/(4h) = {:.0f} (9*h = {:.0f} for GPT's layer): {}\n", c.lhs,
+                           c.rhs, c.rhs_gpt,
                            c.holds ? "holds, ZeroPP moves fewer bytes than TP" : "does not hold, TP moves fewer bytes");
   std::cout << fmt::format(
       "  bytes per layer per micro-batch (16-bit, no ring factor): ZeroPP {:.4g} (per unit), "
@@ -160,9 +216,9 @@ int run(const CriterionArgs& args) {
                            optional_text(c.min_unit_per_w));
   if (t) {
     std::cout << fmt::format(
-        "time-based on {} (TP over {} GPUs vs ZeroPP z={}, same tokens, one layer, U "
+        "time-based on {} (TP over {} GPUs, {}: {}, vs ZeroPP z={}, same tokens, one layer, U "
         "micro-batches of work per GPU):\n",
-        in.cluster->name, t->group, t->group);
+        in.cluster->name, t->group, search::tp_rule_text(in.tp_rule), in.tp_rule_origin, t->group);
     std::cout << fmt::format(
         "  compute {:.3f} ms; TP exposed {:.3f} ms; ZeroPP gathers+reduce {:.3f} ms, exposed "
         "after prefetch {:.3f} ms: {}\n",
@@ -172,6 +228,7 @@ int run(const CriterionArgs& args) {
                              optional_text(t->min_unit), *parity_unit);
   }
   if (in.verdict) std::cout << "\n" << in.verdict->paragraph << "\n";
+  if (!map_line.empty()) std::cout << map_line << "\n";
   return 0;
 }
 
@@ -190,6 +247,15 @@ const bool registered = register_command({
       sub.add_option("--cluster", a->cluster, "Cluster for the time-based answer: zoo name or JSON file");
       sub.add_flag("--cluster-time", a->cluster_time, "Time-based answer on the experiment's cluster");
       sub.add_option("--dtype", a->dtype, "bf16 | fp16 | fp32 for the time-based answer (default bf16)");
+      sub.add_flag("--sequence-parallel", a->sequence_parallel,
+                   "Time-based answer: TP with sequence parallelism (without --experiment; default off)");
+      sub.add_flag("--tp-comm-overlap", a->tp_comm_overlap,
+                   "Time-based answer: TP's communication overlapped with its GEMMs, as Megatron's --tp-comm-overlap "
+                   "(implies sequence parallelism; without --experiment, whose best 3D plan sets it)");
+      sub.add_option("--map", a->map,
+                     "Draw the model's criterion map on the cluster into this existing folder (criterion_map.png and "
+                     "its data criterion_map.json)");
+      sub.footer(kDerivation);
       add_format_option(sub, a->format);
       return [a] { return run(*a); };
     },

@@ -135,11 +135,22 @@ std::string beside(const search::SimulatedEstimate& e, double closed, const char
 // "training run" lines: days, GPU-hours and cost of the whole run at this plan's iteration time.
 void print_run_cost(const analytic::RunCost& r) {
   std::cout << fmt::format(
-      "\ntraining run         {:.4g} tokens = {:.0f} iterations of {:.0f} tokens: {:.2f} days, "
-      "{:.4g} GPU-hours",
-      r.tokens, r.iterations, r.tokens_per_iteration, r.days, r.gpu_hours);
-  if (r.cost) std::cout << fmt::format(", cost {:.4g} at {:g} per GPU-hour", *r.cost, *r.price_per_gpu_hour);
+      "\ntraining run         {:.4g} tokens = {} iterations of {:.0f} tokens: {:.2f} days, {} "
+      "GPU-hours",
+      r.tokens, analytic::grouped_number(r.iterations), r.tokens_per_iteration, r.days,
+      analytic::grouped_number(r.gpu_hours));
+  if (r.cost)
+    std::cout << fmt::format(", cost {} at {:g} per GPU-hour", analytic::grouped_number(*r.cost),
+                             *r.price_per_gpu_hour);
   std::cout << "\n";
+}
+
+// Without --global-batch or --micro-batches a plan from flags has B = 1 (a plan file's default): one micro-batch
+// per pipeline, all bubble. Said on stderr, not assumed in silence.
+std::string batch_warning(const EstimateArgs& a) {
+  if (!a.plan_file.empty() || a.global_batch || a.micro_batches) return {};
+  return "no --global-batch or --micro-batches: B = 1 micro-batch per pipeline (a pipeline of it is mostly bubble); "
+         "give --global-batch G for the iteration you train";
 }
 
 void print_table(const Plan& plan, const search::SimulatedEstimate& s) {
@@ -183,6 +194,16 @@ void print_table(const Plan& plan, const search::SimulatedEstimate& s) {
       "  closed-form parts  params {:.2f}, grads {:.2f}, optimizer {:.2f}, activations {:.2f}, "
       "buffers {:.2f} GiB (GiB = 2^30 B)\n",
       m.params / kGiB, m.grads / kGiB, m.optimizer / kGiB, m.activations / kGiB, m.buffers / kGiB);
+  if (s.peak) {
+    const search::PeakBreakdown& k = *s.peak;
+    std::cout << fmt::format(
+        "  simulated peak     params {:.2f}, grads {:.2f}, optimizer {:.2f}, activations {:.2f}, recompute {:.2f}, "
+        "W buffers {:.2f}, gathered {:.2f}, grad buffers {:.2f} GiB\n"
+        "                     on rank {}, {:.0f}% into the iteration, {}\n",
+        k.params / kGiB, k.grads / kGiB, k.optimizer / kGiB, k.activations / kGiB, k.recompute / kGiB,
+        k.w_buffers / kGiB, k.gathered_params / kGiB, k.grad_buffers / kGiB, k.rank,
+        k.makespan_s > 0 ? 100 * k.time_s / k.makespan_s : 0.0, k.when);
+  }
   if (e.feasible)
     std::cout << "fits in memory       yes\n";
   else
@@ -191,6 +212,8 @@ void print_table(const Plan& plan, const search::SimulatedEstimate& s) {
 
 int run(const EstimateArgs& args) {
   const Plan plan = build_plan(args);
+  const std::string warning = batch_warning(args);
+  if (!warning.empty()) std::cerr << "zeropp: warning: " << warning << "\n";
   analytic::EstimateOptions options;
   search::SimulatedEstimate est;
   if (args.closed_form) {
@@ -207,6 +230,7 @@ int run(const EstimateArgs& args) {
     j["command"] = "estimate";
     j["plan"] = {{"model", to_json(plan.model)}, {"cluster", plan.cluster.name}, {"parallel", to_json(plan.parallel)}};
     if (run_cost) j["run"] = analytic::to_json(*run_cost);
+    if (!warning.empty()) j["warnings"] = {warning};
     std::cout << j.dump(2) << "\n";
   } else {
     print_table(plan, est);

@@ -1,9 +1,12 @@
 #include "cost_model/cli/experiment_args.hpp"
 
+#include <iostream>
+
 #include "cost_model/options/cli_checks.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
+#include "cost_model/spec/provenance.hpp"
 
 namespace zeropp::cli {
 
@@ -48,6 +51,11 @@ Experiment load_experiment_args(const ExperimentArgs& a, const std::string& defa
   if (!a.dtype.empty()) ex.dtype = dtype_from_string(a.dtype, "--dtype");
   if (!a.framework.empty()) ex.framework = framework_from_string(a.framework, "--framework");
   return ex;
+}
+
+void warn_if_nominal(const Experiment& ex) {
+  if (const std::string w = nominal_warning(ex.cluster, ex.dtype); !w.empty())
+    std::cerr << "zeropp: warning: " << w << "\n";
 }
 
 }  // namespace zeropp::cli

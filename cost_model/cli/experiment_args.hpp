@@ -26,4 +26,8 @@ void add_seq_option(CLI::App& sub, int& seq);
 // Throws SpecError naming "experiment" when the two forms are mixed or the direct form is incomplete.
 Experiment load_experiment_args(const ExperimentArgs& args, const std::string& default_name = "");
 
+// "zeropp: warning: cluster ... is NOMINAL: ..." on stderr when the experiment's profile rests on nominal GEMM or
+// link figures (spec/provenance.hpp), so a ranking against a fitted profile is not taken at face value.
+void warn_if_nominal(const Experiment&);
+
 }  // namespace zeropp::cli

@@ -1,6 +1,7 @@
 // `zeropp`: the analytic model, the schedule simulator and the plan search behind one CLI.
 // Errors in input print one line naming the field and the rule, and exit with code 2.
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <memory>
 
@@ -25,9 +26,21 @@ bool register_command(Command command) {
 const std::vector<Command>& commands() { return registry(); }
 
 void add_format_option(CLI::App& sub, Format& format) {
-  sub.add_option("--format", format, "Output format: table or json")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, Format>{{"table", Format::table}, {"json", Format::json}}, CLI::ignore_case));
+  // A plain transform (not CLI11's CheckedTransformer, whose help reads "ENUM:value in {json->1,table->0} OR
+  // {1,0}" and which also takes the enum's numbers): the help says "table|json", the error names the option.
+  sub.add_option("--format", format, "Output format: table (default) or json")
+      ->transform(CLI::Validator(
+          [](std::string& value) -> std::string {
+            std::string lower;
+            for (char c : value) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            if (lower == "table" || lower == "json") {
+              value = std::to_string(static_cast<int>(lower == "json" ? Format::json : Format::table));
+              return {};
+            }
+            return "must be table or json";
+          },
+          ""))
+      ->option_text("table|json");
 }
 
 }  // namespace zeropp::cli

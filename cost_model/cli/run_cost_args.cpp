@@ -31,15 +31,16 @@ void print_run_costs(const std::vector<RunCostRow>& rows, const analytic::RunCos
   std::cout << fmt::format("\nTraining run of {:.4g} tokens at each plan (steady state: no restarts or evaluation):\n",
                            o.tokens);
   std::cout << fmt::format("{:<11} {:>12} {:>9} {:>12}{}\n", "strategy", "iterations", "days", "GPU-hours",
-                           o.price_per_gpu_hour ? fmt::format(" {:>12}", "cost") : "");
+                           o.price_per_gpu_hour ? fmt::format(" {:>14}", "cost") : "");
   for (const RunCostRow& r : rows) {
     if (!r.cost) {
       std::cout << fmt::format("{:<11} -\n", r.label);
       continue;
     }
     const analytic::RunCost& c = *r.cost;
-    std::cout << fmt::format("{:<11} {:>12.0f} {:>9.2f} {:>12.4g}{}\n", r.label, c.iterations, c.days, c.gpu_hours,
-                             c.cost ? fmt::format(" {:>12.4g}", *c.cost) : "");
+    std::cout << fmt::format("{:<11} {:>12} {:>9.2f} {:>12}{}\n", r.label, analytic::grouped_number(c.iterations),
+                             c.days, analytic::grouped_number(c.gpu_hours),
+                             c.cost ? fmt::format(" {:>14}", analytic::grouped_number(*c.cost)) : "");
   }
   if (o.price_per_gpu_hour)
     std::cout << fmt::format("cost: GPU-hours x {:g} per GPU-hour.\n", *o.price_per_gpu_hour);

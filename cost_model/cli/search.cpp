@@ -4,6 +4,7 @@
 //   zeropp search --experiment default --strategies zeropp_b,3d --format json
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -17,6 +18,7 @@
 #include "cost_model/cli/progress_line.hpp"
 #include "cost_model/cli/run_cost_args.hpp"
 #include "cost_model/options/cli_checks.hpp"
+#include "cost_model/search/compare.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/search/plans_csv.hpp"
 #include "cost_model/search/report.hpp"
@@ -46,7 +48,25 @@ Experiment build_experiment(const SearchArgs& a) {
   Experiment ex = load_experiment_args(a.source, "");
   if (!a.strategies.empty()) {
     ex.strategies.clear();
-    for (const auto& s : a.strategies) ex.strategies.push_back(strategy_from_string(s, "strategies"));
+    for (const auto& s : a.strategies) {
+      // compare's row names (zb_h1_zero1, zb_h2_zero1, bfs_zero1) are 1f1b_zero1 on one schedule: the search takes
+      // the strategy, every schedule of it, and says so.
+      Strategy strategy{};
+      const auto rows = search::compare_row_specs();
+      const auto row = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.name == s; });
+      if (row != rows.end() && row->schedule) {
+        strategy = row->strategy;
+        std::cerr << fmt::format(
+            "zeropp: note: --strategies {} is compare's row of {} on the {} schedule; search "
+            "searches {} on every schedule it can run (the table's schedule column tells them "
+            "apart)\n",
+            s, to_string(strategy), to_string(*row->schedule), to_string(strategy));
+      } else {
+        strategy = strategy_from_string(s, "strategies");
+      }
+      if (std::find(ex.strategies.begin(), ex.strategies.end(), strategy) == ex.strategies.end())
+        ex.strategies.push_back(strategy);
+    }
   }
   validate(ex);
   return ex;
@@ -144,6 +164,7 @@ analytic::RunCost candidate_run_cost(const Experiment& ex, const search::Candida
 int run(SearchArgs& a) {
   if (!a.csv.empty()) check_output_folder(a.csv, "--csv");  // before the work, not after
   const Experiment ex = build_experiment(a);
+  warn_if_nominal(ex);
   search::SearchOptions o = a.options;
   o.space.strategies = ex.strategies;
   o.simulate = !a.closed_form;
@@ -194,8 +215,10 @@ const bool registered = register_command({
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<SearchArgs>();
       add_experiment_options(sub, a->source);
-      sub.add_option("--strategies", a->strategies,
-                     "Strategies to search: 3d, zero3, 1f1b_zero1, zero3_pp, zeropp_a, zeropp_b (default: all)")
+      sub.add_option(
+             "--strategies", a->strategies,
+             "Strategies to search: 3d, zero3, 1f1b_zero1, zero3_pp, zeropp_a, zeropp_b (default: all); compare's "
+             "zb_h1_zero1, zb_h2_zero1, bfs_zero1 search 1f1b_zero1")
           ->delimiter(',');
       sub.add_option("--top", a->top, "Plans to print (default 10)")->check(cli_checks::integer_in(0, kIntMax));
       sub.add_option("--max-v", a->options.space.max_v,

@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/search/simulated_timing.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/names.hpp"
+#include "cost_model/spec/strategy.hpp"
 
 namespace zeropp::search {
 
@@ -23,6 +25,37 @@ std::vector<CompareRowSpec> compare_row_specs() {
       {"zeropp_b", Strategy::zeropp_b, std::nullopt},
   };
 }
+namespace {
+
+// Why a row has no plan at all, with what to change. Every data-parallel replica (z*dp of them, GPUs/(tp*pp))
+// runs at least one sequence per iteration, so the global batch bounds the replicas from below; the widest layout
+// has tp at most a node's GPUs (strategies with TP) and pp at most the layers (pipelines).
+std::string no_plan_note(const Experiment& ex, const CompareRowSpec& row) {
+  const StrategyTraits& t = traits(row.strategy);
+  const long long tp_max = t.tensor_parallel ? ex.cluster.gpus_per_node : 1;
+  const long long pp_max = t.pipeline ? ex.model.layers : 1;
+  const long long fewest_replicas = (ex.gpus + tp_max * pp_max - 1) / (tp_max * pp_max);
+  std::string why;
+  if (ex.global_batch < fewest_replicas) {
+    const std::string how = !t.tensor_parallel && !t.pipeline
+                                ? "every GPU is one: no TP, no pipeline"
+                                : fmt::format("GPUs / (tp x pp), tp <= {}, pp <= {}", tp_max, pp_max);
+    why = fmt::format(
+        ": its layouts have at least {} data-parallel replicas ({}), each needing a sequence per iteration, and the "
+        "global batch has {}: give at least {} sequences{}",
+        fewest_replicas, how, ex.global_batch, fewest_replicas,
+        t.pipeline ? "" : ", or a strategy with pipeline stages");
+  } else {
+    why = fmt::format(
+        ": no layout of tp, pp, z and dp divides both the {} GPUs and the global batch of {} (and the model's heads "
+        "and layers); try a GPU count or batch with more factors of 2",
+        ex.gpus, ex.global_batch);
+  }
+  return fmt::format("no {} plan for {} GPUs and global batch {}{}", row.name, ex.gpus, ex.global_batch, why);
+}
+
+}  // namespace
+
 std::vector<CompareRowSpec> select_rows(const Experiment& experiment, const std::vector<std::string>& names) {
   const std::vector<CompareRowSpec> all = compare_row_specs();
   std::vector<CompareRowSpec> out;
@@ -66,11 +99,14 @@ std::vector<CompareRow> rows_of(const SearchResult& result, const std::vector<Co
     }
     const Candidate* chosen = best ? &*best : closest.any ? &closest.plan : nullptr;
     if (!chosen) {
-      r.note = fmt::format("no {} plan for {} GPUs and global batch {}", row.name, ex.gpus, ex.global_batch);
+      r.note = no_plan_note(ex, row);
     } else {
       r.found = true;
       r.plan = result.plan(*chosen);
-      r.estimate = {chosen->estimate, chosen->closed_form, chosen->simulated};
+      r.estimate = {chosen->estimate, chosen->closed_form, chosen->simulated, std::nullopt};
+      // The simulated peak by part and when (what the memory figure draws): the chosen plan simulated once more,
+      // since the search keeps only its numbers.
+      if (chosen->simulated) r.estimate.peak = peak_breakdown(r.plan, simulate_plan(r.plan));
     }
     out.push_back(std::move(r));
   }

@@ -15,6 +15,18 @@ std::optional<Candidate> best_of(const SearchResult& r, Strategy s) {
 
 }  // namespace
 
+analytic::CriterionTpRule tp_rule_of(const std::optional<Candidate>& three_d) {
+  if (!three_d) return {.sequence_parallel = true, .tp_comm_overlap = true};
+  return {.sequence_parallel = three_d->parallel.sequence_parallel,
+          .tp_comm_overlap = three_d->parallel.tp_comm_overlap != TpCommOverlap::none};
+}
+
+std::string tp_rule_text(const analytic::CriterionTpRule& r) {
+  if (r.tp_comm_overlap) return "TP communication overlapped with its GEMMs (sp+ov)";
+  if (r.sequence_parallel) return "TP with sequence parallelism, not overlapped (sp)";
+  return "TP all-reduces, not overlapped (nosp)";
+}
+
 CriterionVerdict criterion_verdict(const SearchResult& r) {
   CriterionVerdict v;
   const Experiment& ex = r.experiment;
@@ -33,8 +45,9 @@ CriterionVerdict criterion_verdict(const SearchResult& r) {
   v.zeropp = *best;
   v.three_d = best_of(r, Strategy::three_d);
   const ParallelSpec& p = v.zeropp.parallel;
-  v.bytes = analytic::criterion({ex.model.hidden, ex.model.seq_len, p.micro_batch, p.unit});
-  v.time = analytic::criterion_time(ex.model, ex.cluster, p.micro_batch, p.unit, ex.dtype);
+  v.bytes = analytic::criterion(analytic::criterion_input(ex.model, p.micro_batch, p.unit));
+  v.tp_rule = tp_rule_of(v.three_d);
+  v.time = analytic::criterion_time(ex.model, ex.cluster, p.micro_batch, p.unit, ex.dtype, v.tp_rule);
   const double tz = v.zeropp.estimate.time_s.iteration;
   v.search_prefers_zeropp = !v.three_d || tz < v.three_d->estimate.time_s.iteration;
   v.bytes_agree = v.bytes.holds == v.search_prefers_zeropp;
@@ -46,12 +59,17 @@ CriterionVerdict criterion_verdict(const SearchResult& r) {
 
   std::string text = fmt::format(
       "For {} on {} GPUs of {} (global batch {}), the search's fastest ZeroPP plan is {} at {:.3f} s per iteration. "
-      "At its b = {} and U = {}, the byte criterion gives 2sUb = {:.0f} {} 9h = {:.0f}: ZeroPP {} bytes per layer "
-      "than TP; the time-based answer on {} (TP over {} GPUs against ZeroPP's z = {}) has ZeroPP exposing {:.3f} ms "
-      "per layer after prefetch against TP's {:.3f} ms: {} ",
+      "At its b = {} and U = {}, the byte criterion of the model's own layer ({:.4g} h^2 parameters) gives 2sUb = "
+      "{:.0f} {} 3P/(4h) = {:.0f}: ZeroPP {} bytes per layer than TP; the time-based answer on {} (TP over {} GPUs, "
+      "{}, against ZeroPP's z = {}) has ZeroPP exposing {:.3f} ms per layer after prefetch "
+      "against TP's {:.3f} ms: {} ",
       ex.model.name, ex.gpus, ex.cluster.name, ex.global_batch, describe_plan(p), tz, p.micro_batch, p.unit,
-      v.bytes.lhs, v.bytes.holds ? ">" : "<=", v.bytes.rhs, v.bytes.holds ? "moves fewer" : "moves no fewer",
-      ex.cluster.name, v.time.group, v.time.group, 1e3 * v.time.zeropp_exposed_s, 1e3 * v.time.tp_exposed_s,
+      v.bytes.layer_params / (static_cast<double>(ex.model.hidden) * ex.model.hidden), v.bytes.lhs,
+      v.bytes.holds ? ">" : "<=", v.bytes.rhs, v.bytes.holds ? "moves fewer" : "moves no fewer", ex.cluster.name,
+      v.time.group,
+      tp_rule_text(v.tp_rule) +
+          (v.three_d ? " as in the best 3D plan" : ", the best the plan space has (no 3D plan fits)"),
+      v.time.group, 1e3 * v.time.zeropp_exposed_s, 1e3 * v.time.tp_exposed_s,
       v.time.holds ? "ZeroPP exposes less." : "TP exposes less.");
   if (!v.three_d) {
     text += "No 3D plan fits in memory, so the simulated search takes ZeroPP whatever the criteria say; ";

@@ -23,6 +23,9 @@ struct CriterionVerdict {
   std::optional<Candidate> three_d;        // the search's best 3D plan, if one fits
   analytic::Criterion bytes;               // at the plan's b and U
   analytic::CriterionTime time;            // on the experiment's cluster, z = tp = the plan's z
+  // The TP rule of the time-based answer: the best 3D plan's (sequence parallelism, --tp-comm-overlap), so the
+  // answer grants TP what the plan it is compared with has; without a 3D plan, the best the space allows.
+  analytic::CriterionTpRule tp_rule;
   bool search_prefers_zeropp = false;      // zeropp faster than three_d (true when no 3D plan fits)
   bool bytes_agree = false, time_agree = false;
   std::string followed;   // "both", "time-based", "byte criterion", "neither"
@@ -31,5 +34,11 @@ struct CriterionVerdict {
 
 // `result` must include the ZeroPP strategies (and 3d, for the comparison).
 CriterionVerdict criterion_verdict(const SearchResult& result);
+
+// The TP rule of a 3D plan (its sequence_parallel and tp_comm_overlap); without one, overlap on (the best TP
+// communication the plan space has).
+analytic::CriterionTpRule tp_rule_of(const std::optional<Candidate>& three_d);
+// "TP with overlapped communication (sp+ov)", "TP with sequence parallelism (sp)", "TP (nosp)".
+std::string tp_rule_text(const analytic::CriterionTpRule&);
 
 }  // namespace zeropp::search

@@ -54,6 +54,7 @@ SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::Estimate&
   out.estimate = analytic::estimate(plan, o);
   out.estimate.comm_bytes = simulated_comm_bytes(plan, sim);
   out.simulated = true;
+  out.peak = peak_breakdown(plan, sim);
   return out;
 }
 
@@ -74,6 +75,7 @@ nlohmann::json to_json(const SimulatedEstimate& s) {
       {"feasible", c.feasible},
       {"over_by_bytes", c.over_by_bytes},
   };
+  if (s.peak) j["peak_breakdown"] = to_json(*s.peak);
   return j;
 }
 

@@ -11,16 +11,20 @@
 //   tp    from the analytic model (TP collectives sit inside F/B, the simulator does not split them out);
 //   dp    from the analytic model (once per iteration, the same whatever the schedule).
 // The rank reported is the one with the largest total, as analytic::comm_bytes(plan) does.
-// The memory breakdown (params, grads, optimizer, activations, buffers) stays the closed form's; only the peak
-// is the simulator's.
+// The memory breakdown (params, grads, optimizer, activations, buffers) of `estimate` stays the closed form's;
+// the peak is the simulator's, and `peak` breaks that simulated peak down by part and says when it occurs
+// (peak_memory.hpp): the figure draws that one.
 //
 // Pure ZeRO-3 (zero3, pp = 1) is simulated layer by layer (simulate/per_layer.hpp: one layer gathered ahead,
 // freed after use, gathered again for the backward, reduce-scattered per layer), its zero bytes with the ring
 // factor of its shard group (every data-parallel GPU).
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "cost_model/analytic/comm_volume.hpp"
 #include "cost_model/analytic/estimate.hpp"
+#include "cost_model/search/peak_memory.hpp"
 #include "cost_model/simulate/simulator.hpp"
 #include "cost_model/spec/config.hpp"
 
@@ -30,6 +34,7 @@ struct SimulatedEstimate {
   analytic::Estimate estimate;     // the simulator's where `simulated`, else the closed form
   analytic::Estimate closed_form;  // the closed forms, for comparison
   bool simulated = false;
+  std::optional<PeakBreakdown> peak;  // the simulated peak by part and when, where `simulated`
 };
 
 // Whether the simulator models the plan: pipelines, and pure ZeRO-3 layer by layer (every strategy today).
@@ -49,7 +54,8 @@ SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::Estimate&
 // analytic::to_json(estimate) plus "executor": "simulator" | "closed_form" and
 // "closed_form": {time_s: {compute, comm_exposed, bubble, iteration}, memory_bytes: {peak},
 //                 comm_bytes: {tp, pp, dp, zero, total},
-//                 throughput: {tokens_per_s, tflops_per_gpu, mfu, mfu_full_attention}, feasible, over_by_bytes}.
+//                 throughput: {tokens_per_s, tflops_per_gpu, mfu, mfu_full_attention}, feasible, over_by_bytes},
+// "peak_breakdown": peak_memory.hpp's to_json (simulated plans only).
 nlohmann::json to_json(const SimulatedEstimate&);
 
 }  // namespace zeropp::search

@@ -100,6 +100,7 @@ void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std:
   const int N = ex.gpus, L = ex.model.layers;
   const long long G = ex.global_batch;
   const Recompute recomputes[] = {Recompute::none, Recompute::selective, Recompute::full};
+  const bool flash = ex.model.attention_kind() == AttentionKind::flash;
 
   Plan plan;
   plan.model = ex.model;
@@ -152,6 +153,9 @@ void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std:
                 for (int U = 1; U <= units; ++U) {
                   p.unit = U;
                   for (Recompute rc : recomputes) {
+                    // Under FlashAttention selective recomputation has nothing to drop (no s x s tensor is
+                    // stored; flops.hpp): the plan would be `none` twice.
+                    if (rc == Recompute::selective && flash) continue;
                     p.recompute = rc;
                     if (!options.filter || options.filter(p)) visit(plan);
                   }

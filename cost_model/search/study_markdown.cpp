@@ -6,9 +6,11 @@
 
 #include "cost_model/analytic/flops.hpp"
 #include "cost_model/analytic/params.hpp"
+#include "cost_model/search/criterion_verdict.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/search/study_report.hpp"
 #include "cost_model/spec/names.hpp"
+#include "cost_model/spec/provenance.hpp"
 
 namespace zeropp::search {
 namespace {
@@ -46,12 +48,53 @@ void experiment_section(std::string& md, const StudyReport& r) {
       c.intra.bandwidth / 1e9, c.inter.bandwidth / 1e9);
   md += fmt::format(
       "- Cluster figures: collectives {}, GEMM {} (nominal: spec sheets and assumed efficiencies; "
-      "published: others' measurements; calibrated: fitted on the machine by `zeropp calibrate`).\n",
-      to_string(c.provenance.collectives), to_string(c.provenance.gemm));
+      "published: others' measurements; calibrated: fitted on the machine by `zeropp calibrate`; "
+      "`zeropp clusters {}` lists each entry's).\n",
+      provenance_summary(c, "collectives"), provenance_summary(c, "gemm"), c.name);
   const int nodes = (ex.gpus + c.gpus_per_node - 1) / c.gpus_per_node;
   md += fmt::format("- {} GPUs ({} node{}), global batch {} sequences x {} tokens = {} tokens per iteration, {}.\n\n",
                     ex.gpus, nodes, nodes == 1 ? "" : "s", ex.global_batch, m.seq_len,
                     ex.global_batch * static_cast<long long>(m.seq_len), to_string(ex.dtype));
+}
+
+// "- Error band of ZeroPP vs 3D: ..." from the validation sets' leave-one-out errors (StudyReport::band).
+void band_line(std::string& md, const StudyReport& r, const std::string& what, int a, int b) {
+  if (!r.band.present || a < 0 || b < 0) return;
+  const double x = speedup(r, a, b);
+  const auto [tlo, thi] = ratio_band(x, r.band.typical);
+  const auto [wlo, whi] = ratio_band(x, r.band.worst);
+  const char* verdict = (tlo > 1 || thi < 1) ? (wlo > 1 || whi < 1 ? "beyond even the worst error"
+                                                                   : "beyond the typical error, not the worst")
+                                             : "within the typical error: the model cannot tell them apart";
+  md += fmt::format(
+      "- Error band of {} {:.2f}x: {:.2f}x to {:.2f}x at the typical error ({:.1f}%), {:.2f}x to {:.2f}x "
+      "at the worst ({:.1f}%): **{}**.\n",
+      what, x, tlo, thi, 100 * r.band.typical, wlo, whi, 100 * r.band.worst, verdict);
+}
+
+void band_note(std::string& md, const StudyReport& r) {
+  if (r.band.present) {
+    md += fmt::format(
+        "The error band: each predicted time may be off by the model's leave-one-out error on the published runs "
+        "of this GPU ({}: typical = the set's mean |error|, worst = its largest), so a ratio r of two times lies in "
+        "[r(1-e)/(1+e), r(1+e)/(1-e)]. That is conservative: two plans timed by the same model tend to err the "
+        "same way.\n\n",
+        r.band.sets);
+  } else {
+    md +=
+        "**No error band**: no published validation set is for this GPU, so the model's error on it is not "
+        "known.\n\n";
+  }
+}
+
+// The fastest row after the winner that fits (another strategy row), -1 when none.
+int runner_up(const StudyReport& r) {
+  int best = -1;
+  for (int i = 0; i < static_cast<int>(r.rows.size()); ++i) {
+    if (i == r.winner || !r.rows[i].found || !r.rows[i].estimate.estimate.feasible) continue;
+    if (best < 0 || est(r, i).time_s.iteration < est(r, best).time_s.iteration) best = i;
+  }
+  return best;
 }
 
 void verdict_section(std::string& md, const StudyReport& r) {
@@ -67,8 +110,14 @@ void verdict_section(std::string& md, const StudyReport& r) {
       "{:.0f} GiB.\n\n",
       row_label(r, r.winner), w.throughput.tflops_per_gpu, 100 * w.throughput.mfu,
       100 * w.throughput.mfu_full_attention, w.memory_bytes.peak / kGiB, limit / kGiB);
+  if (const int second = runner_up(r); second >= 0) {
+    md += fmt::format("- Next fastest: {}.\n", row_label(r, second));
+    band_line(md, r, fmt::format("the winner vs `{}`", r.rows[second].spec.name), r.winner, second);
+    md += "\n";
+  }
   if (r.best_zeropp < 0) {
     md += "No ZeroPP plan fits in memory here.\n\n";
+    band_note(md, r);
     return;
   }
   const auto& z = est(r, r.best_zeropp);
@@ -81,6 +130,7 @@ void verdict_section(std::string& md, const StudyReport& r) {
     const double x = speedup(r, r.best_zeropp, r.three_d);
     md += fmt::format("- vs 3D (TP + PP + DP) {}: {:.2f}x, {} throughput; 3D peak {:.1f} GiB.\n",
                       row_label(r, r.three_d), x, percent_faster(x), est(r, r.three_d).memory_bytes.peak / kGiB);
+    band_line(md, r, "ZeroPP vs 3D", r.best_zeropp, r.three_d);
   } else {
     md += "- vs 3D: no 3D plan fits in memory.\n";
   }
@@ -88,10 +138,12 @@ void verdict_section(std::string& md, const StudyReport& r) {
     const double x = speedup(r, r.best_zeropp, r.best_pp);
     md += fmt::format("- vs the best pipeline baseline without TP {}: {:.2f}x, {} throughput; its peak {:.1f} GiB.\n",
                       row_label(r, r.best_pp), x, percent_faster(x), est(r, r.best_pp).memory_bytes.peak / kGiB);
+    band_line(md, r, "ZeroPP vs the best pipeline baseline", r.best_zeropp, r.best_pp);
   } else {
     md += "- vs the pipeline baselines (1F1B / ZB / BFS + ZeRO-1, naive ZeRO-3 + PP): none fits in memory.\n";
   }
   md += "\n";
+  band_note(md, r);
 }
 
 void table_section(std::string& md, const StudyReport& r) {
@@ -115,13 +167,17 @@ void table_section(std::string& md, const StudyReport& r) {
     std::string peak = fmt::format("{:.1f}", e.memory_bytes.peak / kGiB);
     if (!e.feasible) peak += fmt::format(" (over by {:.1f})", e.over_by_bytes / kGiB);
     const bool bold = i == r.winner;
-    md += fmt::format(
-        "| {}{}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3f}{} | {:.1f} | {:.1f}% ({:.1f}%) | {} | "
-        "{:.2f} | {} |\n",
-        bold ? "**" : "", row.spec.name, bold ? "**" : "", p.tp, p.pp, p.dp, p.z, to_string(p.schedule), p.v,
-        p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute), e.time_s.iteration,
-        row.estimate.simulated ? "" : " (cf)", e.throughput.tflops_per_gpu, 100 * e.throughput.mfu,
-        100 * e.throughput.mfu_full_attention, peak, e.comm_bytes.total / 1e9, vs);
+    // A row that does not fit shows its least-memory plan: its time and throughput say nothing (compare.cpp).
+    const auto when_fits = [&](std::string text) { return e.feasible ? text : std::string("-"); };
+    md += fmt::format("| {}{}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                      bold ? "**" : "", row.spec.name, bold ? "**" : "", p.tp, p.pp, p.dp, p.z, to_string(p.schedule),
+                      p.v, p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute),
+                      when_fits(fmt::format("{:.3f}{}", e.time_s.iteration, row.estimate.simulated ? "" : " (cf)")),
+                      when_fits(fmt::format("{:.1f}", e.throughput.tflops_per_gpu)),
+                      when_fits(fmt::format("{:.1f}% ({:.1f}%)", 100 * e.throughput.mfu,
+                                            100 * e.throughput.mfu_full_attention)),
+                      peak,
+                      when_fits(fmt::format("{:.2f}", e.comm_bytes.total / 1e9)), vs);
   }
   md +=
       "\nModel output (`zeropp compare`): iteration time and peak memory from the schedule simulator with analytic "
@@ -129,7 +185,31 @@ void table_section(std::string& md, const StudyReport& r) {
   md += analytic::kFlopConventionNote;
   md +=
       " sent GB: bytes sent per GPU per iteration (GB = 1e9); GiB = 2^30 bytes. B is micro-batches per pipeline; "
-      "the winner is in bold.\n\n";
+      "the winner is in bold. A row that does not fit shows the plan that misses memory by least, with its memory "
+      "only.\n\n";
+}
+
+// The simulated peak of each row by part, and when it occurs (PeakBreakdown): the memory figure's numbers.
+void peak_section(std::string& md, const StudyReport& r) {
+  md += "### Peak memory by part, and when it occurs\n\n";
+  md +=
+      "| strategy | peak GiB | params | grads | optimizer | activations | recompute | W buffers | gathered | "
+      "grad buffers | rank | when |\n";
+  md += "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n";
+  for (const CompareRow& row : r.rows) {
+    if (!row.found || !row.estimate.peak) continue;
+    const PeakBreakdown& p = *row.estimate.peak;
+    md += fmt::format(
+        "| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {} | {:.0f}% into "
+        "the iteration, {} |\n",
+        row.spec.name, p.total / kGiB, p.params / kGiB, p.grads / kGiB, p.optimizer / kGiB, p.activations / kGiB,
+        p.recompute / kGiB, p.w_buffers / kGiB, p.gathered_params / kGiB, p.grad_buffers / kGiB, p.rank,
+        p.makespan_s > 0 ? 100 * p.time_s / p.makespan_s : 0.0, p.when);
+  }
+  md +=
+      "\nModel output: the schedule simulator's memory at its peak on the pipeline rank where it is highest (the "
+      "same run as the table; GiB = 2^30 bytes); the parts add up to the peak. Activations include the "
+      "checkpoints of recomputed micro-batches; recompute is the one layer rebuilt at a time.\n\n";
 }
 
 void run_cost_section(std::string& md, const StudyReport& r) {
@@ -144,8 +224,9 @@ void run_cost_section(std::string& md, const StudyReport& r) {
       md += fmt::format("| {} | - | - | - |{}\n", r.rows[i].spec.name, o.price_per_gpu_hour ? " - |" : "");
       continue;
     }
-    md += fmt::format("| {} | {:.0f} | {:.2f} | {:.4g} |{}\n", r.rows[i].spec.name, c->iterations, c->days,
-                      c->gpu_hours, c->cost ? fmt::format(" {:.4g} |", *c->cost) : "");
+    md += fmt::format("| {} | {} | {:.2f} | {} |{}\n", r.rows[i].spec.name, analytic::grouped_number(c->iterations),
+                      c->days, analytic::grouped_number(c->gpu_hours),
+                      c->cost ? fmt::format(" {} |", analytic::grouped_number(*c->cost)) : "");
   }
   md += fmt::format(
       "\nModel output: whole iterations of {} sequences x {} tokens at each row's simulated iteration time, steady "
@@ -166,11 +247,21 @@ void criterion_section(std::string& md, const StudyReport& r) {
   const bool fits = r.rows[r.criterion_index].estimate.estimate.feasible;
   md += fmt::format(
       "At b = {} and U = {} of the `{}` plan above{} (model output; `zeropp criterion --model {} --micro-batch {} "
-      "--unit {} --cluster {}`):\n\n",
+      "--unit {} --cluster {}{}`):\n\n",
       r.criterion_b, r.criterion_unit, r.criterion_row, fits ? "" : ", which does not fit in memory", m.name,
-      r.criterion_b, r.criterion_unit, r.experiment.cluster.name);
-  md += fmt::format("- 2·s·U·b = 2·{}·{}·{} = {:.0f} vs 9·h = 9·{} = {:.0f}: **{}**.\n", m.seq_len, r.criterion_unit,
-                    r.criterion_b, c.lhs, m.hidden, c.rhs,
+      r.criterion_b, r.criterion_unit, r.experiment.cluster.name,
+      r.criterion_tp_rule.tp_comm_overlap     ? " --tp-comm-overlap"
+      : r.criterion_tp_rule.sequence_parallel ? " --sequence-parallel"
+                                              : "");
+  const double h2 = static_cast<double>(m.hidden) * m.hidden;
+  md += fmt::format(
+      "- The model's own layer holds P = {:.0f} parameters = {:.4g} h² (its attention with its key/value heads, its "
+      "MLP, biases and norms as it has them; GPT's layer is 12 h² + 13 h), so ZeroPP moves 3P/U and TP 8sbh elements "
+      "per layer per micro-batch, and ZeroPP moves "
+      "fewer when 2·s·U·b > 3P/(4h) (9h for P = 12h²; docs/criterion.md derives it).\n",
+      c.layer_params, c.layer_params / h2);
+  md += fmt::format("- 2·s·U·b = 2·{}·{}·{} = {:.0f} vs 3P/(4h) = {:.0f} (the paper's 9·h = {:.0f}): **{}**.\n",
+                    m.seq_len, r.criterion_unit, r.criterion_b, c.lhs, c.rhs, c.rhs_gpt,
                     c.holds ? "holds, ZeroPP moves fewer bytes than TP" : "does not hold, TP moves fewer bytes");
   md += fmt::format(
       "- Bytes per layer per micro-batch (16-bit, ring factor omitted): ZeroPP {:.4g} (gradients reduced once per "
@@ -179,12 +270,13 @@ void criterion_section(std::string& md, const StudyReport& r) {
   md += fmt::format("- Smallest U for which it holds at b = {}: {} (per-W reduction: {}).\n", r.criterion_b, c.min_unit,
                     c.min_unit_per_w ? std::to_string(*c.min_unit_per_w) : "none");
   md += fmt::format(
-      "- Time-based on `{}` (TP over {} GPUs vs ZeroPP z = {}, one layer, U micro-batches of work per GPU): compute "
+      "- Time-based on `{}` (TP over {} GPUs with {}, the rule of the 3D plan it is compared with, vs ZeroPP z = {}, "
+      "one layer, U micro-batches of work per GPU): compute "
       "{:.3f} ms; TP exposed {:.3f} ms; ZeroPP gathers + reduce-scatter {:.3f} ms, exposed after prefetch {:.3f} ms: "
       "**{}**; smallest U where ZeroPP exposes less: {}.\n\n",
-      r.experiment.cluster.name, t.group, t.group, 1e3 * t.compute_s, 1e3 * t.tp_exposed_s, 1e3 * t.zeropp_comm_s,
-      1e3 * t.zeropp_exposed_s, t.holds ? "ZeroPP exposes less" : "TP exposes less",
-      t.min_unit ? std::to_string(*t.min_unit) : "none");
+      r.experiment.cluster.name, t.group, tp_rule_text(r.criterion_tp_rule), t.group, 1e3 * t.compute_s,
+      1e3 * t.tp_exposed_s, 1e3 * t.zeropp_comm_s, 1e3 * t.zeropp_exposed_s,
+      t.holds ? "ZeroPP exposes less" : "TP exposes less", t.min_unit ? std::to_string(*t.min_unit) : "none");
   if (!r.criterion_verdict.empty()) md += r.criterion_verdict + "\n\n";
 }
 
@@ -213,13 +305,15 @@ void timeline_section(std::string& md, const StudyReport& r) {
 
 void validation_section(std::string& md, const StudyReport& r) {
   md += "## How model and measurement agree\n\n";
-  if (r.have_validation) {
-    const search::ValidationReport& v = r.validation;
+  for (const std::string& note : r.validation_notes) md += "- " + note + ".\n";
+  if (!r.validation_notes.empty()) md += "\n";
+  for (const CachedValidation& cached : r.validations) {
+    const search::ValidationReport& v = cached.report;
     md += fmt::format(
-        "**Published runs** (`zeropp validate`). Measured: {} ({} runs on A100 GPUs, the authors' published "
+        "**Published runs: {}** (`zeropp validate --set {}`). Measured: {} ({} runs, the authors' published "
         "numbers, not measured here). Model output: the same runs predicted on the cluster profile `{}`, nothing "
         "fitted per row.\n\n",
-        v.source, v.rows.size(), v.cluster);
+        cached.name, cached.name, v.source, v.rows.size(), v.cluster);
     md += "| model | GPUs | tp | pp | dp | published TFLOP/s | predicted | error | leave-one-out error |\n";
     md += "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
     for (const auto& row : v.rows) {
@@ -234,6 +328,7 @@ void validation_section(std::string& md, const StudyReport& r) {
         v.fitted, v.profile_efficiency, 100 * v.mean_abs_error, 100 * v.max_abs_error, v.fitted,
         100 * v.loo_mean_abs_error, 100 * v.loo_max_abs_error);
   }
+  md += "**FLOP convention.** " + r.flop_convention + "\n\n";
   md += "**Trainer runs** (`zeropp-train --compare-model`, written by scripts/loop.sh). ";
   if (r.loop.empty()) {
     md += "None found in `results/loop/`; scripts/loop.sh writes them.\n\n";
@@ -257,10 +352,8 @@ void validation_section(std::string& md, const StudyReport& r) {
 
 void figures_section(std::string& md, const StudyReport& r) {
   md += "## Figures\n\n";
-  if (r.figures.empty()) {
-    md += "No figures in `results/figures/`; `plots/make_all.sh` makes them.\n";
-    return;
-  }
+  if (!r.figures_note.empty()) md += r.figures_note + "\n\n";
+  if (r.figures.empty()) return;
   for (const StudyFigure& f : r.figures)
     md += fmt::format("- `{}`: {}.\n\n  ![{}]({})\n\n", f.name, f.caption, f.name, f.link);
 }
@@ -269,6 +362,7 @@ void figures_section(std::string& md, const StudyReport& r) {
 
 std::string to_markdown(const StudyReport& r) {
   std::string md = fmt::format("# Study report: {}\n\n", r.experiment.name);
+  if (!r.nominal_warning.empty()) md += fmt::format("> **WARNING — nominal profile.** The {}.\n\n", r.nominal_warning);
   md += fmt::format(
       "Written by `{}`. Iteration times, memory and throughput are the model's output "
       "(analytic costs, schedule simulator) unless a line says measured; the measured numbers are in the last "
@@ -277,6 +371,7 @@ std::string to_markdown(const StudyReport& r) {
   experiment_section(md, r);
   verdict_section(md, r);
   table_section(md, r);
+  peak_section(md, r);
   run_cost_section(md, r);
   criterion_section(md, r);
   timeline_section(md, r);

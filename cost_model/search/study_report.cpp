@@ -10,7 +10,9 @@
 #include "cost_model/simulate/ascii_grid.hpp"
 #include "cost_model/simulate/costs_from_plan.hpp"
 #include "cost_model/simulate/simulator.hpp"
+#include "cost_model/spec/error.hpp"
 #include "cost_model/spec/names.hpp"
+#include "cost_model/spec/provenance.hpp"
 #include "cost_model/spec/strategy.hpp"
 
 namespace zeropp::search {
@@ -51,52 +53,54 @@ StudyTimeline timeline_of(const CompareRow& row, int width) {
   return t;
 }
 
-struct FigureSpec {
-  const char* name;
-  const char* caption;
-  bool default_only;  // drawn from the default experiment only
-};
-
-// The figures plots/make_all.sh writes (their --name defaults) and what each shows.
-const FigureSpec kFigures[] = {
-    {"memory_breakdown",
-     "memory per GPU of every strategy's chosen plan, by part, against the GPU limit (model output for the default "
-     "experiment, `zeropp compare`)",
-     true},
-    {"throughput_scaling",
-     "throughput per GPU of every strategy across model sizes and GPU counts (model output, `zeropp compare`, on "
-     "the cluster plots/make_all.sh was run for; default dgx-a100-80gb)",
-     false},
-    {"criterion_map",
-     "ZeroPP / TP communication ratio, the 2sUb = 9h line and the time-based boundary, zoo models marked (model "
-     "output, `zeropp criterion`)",
-     false},
-    {"schedule_gantt",
-     "the ZeroPP plan of results/loop (pp 2, v 2, U 4, B 8): simulated with the trainer's measured action costs, "
-     "beside a measured `zeropp-train` trace on the development CPU",
-     false},
-    {"validation",
-     "predicted vs published TFLOP/s per GPU (published: Narayanan et al. 2021 on A100s) with the error band", false},
-    {"loop_prediction",
-     "predicted vs measured trainer iteration time (measured: `zeropp-train` on the development CPU, results/loop)",
-     false},
-};
-
-std::vector<StudyFigure> find_figures(const Experiment& ex, const StudyOptions& options) {
-  std::vector<StudyFigure> out;
-  const std::filesystem::path dir = options.results_dir / "figures";
-  std::filesystem::path base = options.output_path.parent_path();
-  if (base.empty()) base = ".";
-  std::error_code ec;
-  for (const FigureSpec& f : kFigures) {
-    if (f.default_only && ex.name != default_experiment_name()) continue;
-    const std::filesystem::path png = dir / (std::string(f.name) + ".png");
-    if (!std::filesystem::is_regular_file(png, ec)) continue;
-    const std::filesystem::path rel =
-        std::filesystem::weakly_canonical(png, ec).lexically_relative(std::filesystem::weakly_canonical(base, ec));
-    out.push_back({f.name, f.caption, (rel.empty() ? png : rel).generic_string()});
+// The validation sets of the experiment's GPU (or those asked for), their leave-one-out errors (cached), and the
+// verdict's error band from them.
+void validate_for_gpu(StudyReport& r, const StudyOptions& options) {
+  std::vector<std::string> sets = options.validation_sets;
+  if (sets.empty() && options.auto_validation_sets) {
+    sets = validation_sets_for(r.experiment.cluster);
+    if (sets.empty())
+      r.validation_notes.push_back(fmt::format(
+          "no published validation set is for this GPU (`{}`: {:g} TFLOP/s {}, {:.1f} GiB): the model's figures "
+          "for it are not checked against any published run",
+          r.experiment.cluster.name, r.experiment.cluster.peak(r.experiment.dtype) / 1e12,
+          to_string(r.experiment.dtype), r.experiment.cluster.memory_bytes / (1024.0 * 1024 * 1024)));
   }
-  return out;
+  for (const std::string& set : sets) {
+    CachedValidation c = cross_validated(set, options.validation_cache, options.revalidate);
+    if (!same_gpu(load_cluster(c.report.cluster), r.experiment.cluster))
+      r.validation_notes.push_back(fmt::format("set {} is for another GPU ({}) than the experiment's (`{}`)", set,
+                                               c.report.cluster, r.experiment.cluster.name));
+    if (!c.note.empty()) r.validation_notes.push_back(fmt::format("{}: {}", set, c.note));
+    r.validations.push_back(std::move(c));
+  }
+  r.have_validation = !r.validations.empty();
+  for (const CachedValidation& c : r.validations) {
+    if (!same_gpu(load_cluster(c.report.cluster), r.experiment.cluster)) continue;
+    r.band.present = true;
+    r.band.typical = std::max(r.band.typical, c.report.loo_mean_abs_error);
+    r.band.worst = std::max(r.band.worst, c.report.loo_max_abs_error);
+    r.band.sets += (r.band.sets.empty() ? "" : ", ") + c.name;
+  }
+}
+
+// How FLOPs are counted: the estimate's own convention (analytic/estimate.hpp, Throughput) and each validation
+// set's (its published_flops).
+std::string flop_convention(const StudyReport& r) {
+  const ClusterSpec& c = r.experiment.cluster;
+  std::string text = fmt::format(
+      "TFLOP/s per GPU counts the FLOPs the plan executes (model FLOPs plus the recomputation its schedule runs); "
+      "MFU counts model FLOPs only (no recomputation) over iteration time x GPUs x the dense {} peak of {:g} "
+      "TFLOP/s per GPU (analytic/estimate.hpp, Throughput). A multiply-add is 2 FLOPs; attention counts the full "
+      "s x s score matrix, as Megatron-LM does.",
+      to_string(r.experiment.dtype), c.peak(r.experiment.dtype) / 1e12);
+  for (const CachedValidation& v : r.validations)
+    text += fmt::format(" The {} set's published TFLOP/s per GPU count {}.", v.name,
+                        v.report.flops == PublishedFlops::model
+                            ? "model FLOPs (MFU x peak, no recomputation), as MFU here"
+                            : "Narayanan et al. 2021's eq. 3 (four forward-equivalents per layer, recomputation "
+                              "included), which `zeropp validate` reproduces for that set");
+  return text;
 }
 
 nlohmann::json optional_index(const StudyReport& r, int i) {
@@ -106,6 +110,11 @@ nlohmann::json optional_index(const StudyReport& r, int i) {
 nlohmann::json optional_number(double x) { return x > 0 ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
 }  // namespace
+
+std::pair<double, double> ratio_band(double ratio, double e) {
+  if (!(e > 0) || e >= 1) return {ratio, ratio};
+  return {ratio * (1 - e) / (1 + e), ratio * (1 + e) / (1 - e)};
+}
 
 double speedup(const StudyReport& r, int a, int b) {
   if (a < 0 || b < 0) return 0;
@@ -120,6 +129,7 @@ std::optional<analytic::RunCost> row_run_cost(const StudyReport& r, int i) {
 StudyReport build_study_report(const Experiment& experiment, const StudyOptions& options) {
   validate(experiment);
   StudyReport r;
+  r.nominal_warning = nominal_warning(experiment.cluster, experiment.dtype);
   r.experiment = experiment;
   r.command = options.command;
   r.run_cost = options.run_cost;
@@ -145,22 +155,36 @@ StudyReport build_study_report(const Experiment& experiment, const StudyOptions&
     r.criterion_row = r.rows[crit].spec.name;
     r.criterion_b = p.micro_batch;
     r.criterion_unit = p.unit;
-    r.criterion = analytic::criterion({experiment.model.hidden, experiment.model.seq_len, p.micro_batch, p.unit});
-    r.criterion_time =
-        analytic::criterion_time(experiment.model, experiment.cluster, p.micro_batch, p.unit, experiment.dtype);
-    r.criterion_verdict = criterion_verdict(searched).paragraph;
+    r.criterion = analytic::criterion(analytic::criterion_input(experiment.model, p.micro_batch, p.unit));
+    // The TP rule of the plan TP is compared with: the best 3D plan's (as `zeropp criterion --experiment`).
+    const CriterionVerdict verdict = criterion_verdict(searched);
+    r.criterion_tp_rule = verdict.tp_rule;
+    if (!verdict.found) {
+      r.criterion_tp_rule = tp_rule_of(std::nullopt);
+      if (r.three_d >= 0) {
+        const ParallelSpec& t = r.rows[r.three_d].plan.parallel;
+        r.criterion_tp_rule = {.sequence_parallel = t.sequence_parallel,
+                               .tp_comm_overlap = t.tp_comm_overlap != TpCommOverlap::none};
+      }
+    }
+    r.criterion_time = analytic::criterion_time(experiment.model, experiment.cluster, p.micro_batch, p.unit,
+                                                experiment.dtype, r.criterion_tp_rule);
+    r.criterion_verdict = verdict.paragraph;
+    if (experiment.cluster.gpus_per_node > 1) {
+      try {
+        r.criterion_map = search::criterion_map(experiment.model, experiment.cluster, p.micro_batch, experiment.dtype,
+                                                r.criterion_tp_rule);
+      } catch (const SpecError&) {
+        // A model with no TP layout over the node (heads not divisible by its GPUs) has no time-based map.
+      }
+    }
   }
   if (r.best_zeropp >= 0) r.timeline = timeline_of(r.rows[r.best_zeropp], options.grid_width);
 
-  if (!options.validation_set.empty()) {
-    r.validation = search::load_validation(options.validation_set);
-    search::run_validation(r.validation);
-    search::run_cross_validation(r.validation);
-    r.have_validation = true;
-  }
+  validate_for_gpu(r, options);
+  r.flop_convention = flop_convention(r);
   r.loop_dir = options.results_dir / "loop";
   r.loop = load_loop_runs(r.loop_dir);
-  r.figures = find_figures(experiment, options);
   return r;
 }
 
@@ -226,16 +250,35 @@ nlohmann::json to_json(const StudyReport& r) {
                      {"grid", r.timeline.grid}};
   }
 
-  j["validation"] = nullptr;
-  if (r.have_validation) {
-    const search::ValidationReport& v = r.validation;
-    j["validation"] = {{"source", v.source},
-                       {"cluster", v.cluster},
-                       {"rows", v.rows.size()},
-                       {"mean_abs_error", v.mean_abs_error},
-                       {"max_abs_error", v.max_abs_error},
-                       {"loo", {{"mean_abs_error", v.loo_mean_abs_error}, {"max_abs_error", v.loo_max_abs_error}}}};
+  j["validation"] = nlohmann::json::array();
+  for (const CachedValidation& c : r.validations) {
+    const search::ValidationReport& v = c.report;
+    j["validation"].push_back(
+        {{"set", c.name},
+         {"source", v.source},
+         {"cluster", v.cluster},
+         {"flops", v.flops == PublishedFlops::model ? "model" : "narayanan2021"},
+         {"rows", v.rows.size()},
+         {"mean_abs_error", v.mean_abs_error},
+         {"max_abs_error", v.max_abs_error},
+         {"loo", {{"mean_abs_error", v.loo_mean_abs_error}, {"max_abs_error", v.loo_max_abs_error}}},
+         {"from_cache", c.from_cache},
+         {"key", c.key}});
   }
+  j["validation_notes"] = r.validation_notes;
+  j["error_band"] = nullptr;
+  if (r.band.present) {
+    j["error_band"] = {{"typical", r.band.typical}, {"worst", r.band.worst}, {"sets", r.band.sets}};
+    if (r.best_zeropp >= 0 && r.three_d >= 0) {
+      const double x = speedup(r, r.best_zeropp, r.three_d);
+      const auto [tlo, thi] = ratio_band(x, r.band.typical);
+      const auto [wlo, whi] = ratio_band(x, r.band.worst);
+      j["error_band"]["zeropp_vs_3d"] = {{"typical", {tlo, thi}}, {"worst", {wlo, whi}}};
+    }
+  }
+  j["nominal_warning"] = r.nominal_warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.nominal_warning);
+  j["flop_convention"] = r.flop_convention;
+  j["criterion_map"] = r.criterion_map ? to_json(*r.criterion_map) : nlohmann::json(nullptr);
 
   nlohmann::json loop = nlohmann::json::array();
   for (const LoopRun& run : r.loop)
@@ -254,6 +297,7 @@ nlohmann::json to_json(const StudyReport& r) {
   for (const StudyFigure& f : r.figures)
     figures.push_back({{"name", f.name}, {"caption", f.caption}, {"link", f.link}});
   j["figures"] = figures;
+  j["figures_note"] = r.figures_note;
   return j;
 }
 

@@ -5,9 +5,13 @@
 //   criterion           analytic::criterion / criterion_time with b and U of the winning ZeroPP plan;
 //   timeline            the winning ZeroPP plan's program, simulated with costs_from_plan (the same run that
 //                       priced it in the table), drawn by simulate::ascii_grid;
-//   model vs measured   analytic validation (published runs, leave-one-out) and the trainer runs in
-//                       <results>/loop (load_loop_runs);
-//   figures             <results>/figures/*.png made by plots/make_all.sh, linked when present.
+//   model vs measured   the validation sets of the experiment's GPU (validation_cache.hpp: published runs, their
+//                       leave-one-out errors cached by input hash), which also give the verdict its error band,
+//                       and the trainer runs in <results>/loop (load_loop_runs);
+//   figures             drawn for this experiment into the report's figure folder (study_figures.hpp): the
+//                       simulated peak memory by part, the best ZeroPP plan's timeline, the criterion map of its
+//                       model and cluster, the validation sets; linked when drawn.
+// A profile with nominal figures gets a warning at the top (spec/provenance.hpp).
 // Model output and measurements are kept apart in the text: every measured number says where it was measured.
 #include <filesystem>
 #include <optional>
@@ -19,16 +23,23 @@
 #include "cost_model/analytic/criterion.hpp"
 #include "cost_model/analytic/run_cost.hpp"
 #include "cost_model/search/compare.hpp"
+#include "cost_model/search/criterion_map.hpp"
 #include "cost_model/search/loop_runs.hpp"
 #include "cost_model/search/validation.hpp"
+#include "cost_model/search/validation_cache.hpp"
 #include "cost_model/spec/config.hpp"
 
 namespace zeropp::search {
 
 struct StudyOptions {
-  std::filesystem::path results_dir;             // where loop/ and figures/ are looked for
-  std::filesystem::path output_path;             // the Markdown file; figure links are relative to its folder
-  std::string validation_set = "narayanan2021";  // empty: no validation section
+  std::filesystem::path results_dir;  // where loop/ is looked for
+  std::filesystem::path output_path;  // the Markdown file; figure links are relative to its folder
+  // The validation sets: empty with auto_validation_sets the sets of the experiment's GPU
+  // (validation_sets_for); empty without it, none.
+  std::vector<std::string> validation_sets;
+  bool auto_validation_sets = true;
+  std::filesystem::path validation_cache;        // where leave-one-out results are cached (empty: not cached)
+  bool revalidate = false;                       // run the leave-one-out fits even when the cache is current
   int grid_width = 150;                          // characters per row of the timeline grid
   CompareOptions compare;
   std::string command;  // the command line that writes this report, quoted in its header
@@ -51,8 +62,22 @@ struct StudyFigure {
   std::string link;     // path of the PNG relative to the report's folder ('/'-separated)
 };
 
+// The verdict's error band: the leave-one-out errors of the validation sets of the experiment's GPU, the model's
+// own prediction errors on published runs of that GPU. A ratio r of two predicted times is read as lying in
+// [r (1-e)/(1+e), r (1+e)/(1-e)] for e the typical (mean) and the worst (max) error: conservative, since two
+// plans predicted by the same model err in the same direction more often than not.
+struct ErrorBand {
+  bool present = false;
+  double typical = 0;  // the largest leave-one-out mean |error| among the sets
+  double worst = 0;    // the largest leave-one-out |error| of any row
+  std::string sets;    // their names
+};
+// {lo, hi} of a ratio under error e.
+std::pair<double, double> ratio_band(double ratio, double e);
+
 struct StudyReport {
   Experiment experiment;
+  std::string nominal_warning;  // spec/provenance.hpp's nominal_warning for the cluster, empty when none
   std::string command;  // StudyOptions::command
   std::vector<CompareRow> rows;
   std::optional<analytic::RunCostOptions> run_cost;  // StudyOptions::run_cost
@@ -69,12 +94,19 @@ struct StudyReport {
   analytic::CriterionTime criterion_time;
   std::string criterion_verdict;  // criterion_verdict(...).paragraph: what `zeropp criterion --experiment` prints
 
+  analytic::CriterionTpRule criterion_tp_rule;  // the TP rule the time-based answer used (the best 3D plan's)
+  std::optional<CriterionMap> criterion_map;    // the model's criterion map on the cluster
+
   StudyTimeline timeline;
-  bool have_validation = false;
-  search::ValidationReport validation;
+  bool have_validation = false;  // at least one set
+  std::vector<CachedValidation> validations;
+  std::vector<std::string> validation_notes;  // sets asked for that do not match the GPU, cache notes
+  ErrorBand band;
   std::filesystem::path loop_dir;
   std::vector<LoopRun> loop;
-  std::vector<StudyFigure> figures;
+  std::vector<StudyFigure> figures;  // set by whoever draws them (the CLI: study_figures.hpp), empty otherwise
+  std::string figures_note;          // why there are none, or how they were drawn
+  std::string flop_convention;       // how the table's TFLOP/s and MFU count FLOPs, and how each set counts them
 };
 
 // Throws SpecError for an invalid experiment (validate(experiment)) or validation set.
@@ -96,8 +128,10 @@ std::string to_markdown(const StudyReport&);
 //                tp_bytes_per_layer, min_unit, min_unit_per_w, time: {cluster, group, compute_s, tp_exposed_s,
 //                zeropp_comm_s, zeropp_exposed_s, holds, min_unit}, verdict: paragraph} | null,
 //  "timeline": {row, plan, makespan_s, bubble_fraction, peak_activation_microbatches, grid} | null,
-//  "validation": {source, cluster, rows, mean_abs_error, max_abs_error, loo: {mean_abs_error,
-//                 max_abs_error}} | null,
+//  "validation": [{set, source, cluster, flops, rows, mean_abs_error, max_abs_error, loo: {mean_abs_error,
+//                 max_abs_error}, from_cache, key}],
+//  "error_band": {typical, worst, sets, zeropp_vs_3d: {typical: [lo, hi], worst: [lo, hi]}} | null,
+//  "nominal_warning": text | null, "flop_convention": text,
 //  "loop_dir", "loop": [{file, plan, backend, world, costs, measured_iteration_s, predicted_iteration_s,
 //  relative_error}], "figures": [{name, caption, link}]}. Seconds, bytes.
 nlohmann::json to_json(const StudyReport&);

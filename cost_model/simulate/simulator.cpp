@@ -12,6 +12,24 @@ using schedule::Action;
 using schedule::ActionType;
 using schedule::Program;
 
+std::string_view name(MemoryPart p) {
+  switch (p) {
+    case MemoryPart::static_state:
+      return "static";
+    case MemoryPart::activations:
+      return "activations";
+    case MemoryPart::recompute:
+      return "recompute";
+    case MemoryPart::w_buffers:
+      return "w_buffers";
+    case MemoryPart::gathered_params:
+      return "gathered_params";
+    case MemoryPart::grad_buffers:
+      return "grad_buffers";
+  }
+  return "?";
+}
+
 std::string_view name(Stream s) {
   switch (s) {
     case Stream::compute:
@@ -554,6 +572,10 @@ class Engine {
       std::array<char, kStreams> at_end{};  // 0: next event is the action's start, 1: its end
       double memory = costs_.static_bytes[r];
       double peak = memory;
+      Parts parts{};
+      parts[static_cast<int>(MemoryPart::static_state)] = memory;
+      summary.peak = PeakMemory{};
+      summary.peak.bytes = parts;
       int inflight = 0, peak_inflight = 0;
       int busy_compute = 0, busy_comm = 0;
       double last_time = 0, compute = 0, exposed = 0;
@@ -582,17 +604,21 @@ class Engine {
         const Action& a = *action_[id];
         const bool is_compute_stream = pick == static_cast<int>(Stream::compute);
         const double before = memory;
-        if (!at_end[pick]) {
+        const bool starting = !at_end[pick];
+        if (starting) {
           (is_compute_stream ? busy_compute : busy_comm) += 1;
-          memory += on_start(a, grad_allocated, inflight);
+          memory += on_start(a, grad_allocated, inflight, parts);
           at_end[pick] = 1;
         } else {
           (is_compute_stream ? busy_compute : busy_comm) -= 1;
-          memory += on_end(a, grad_allocated, inflight);
+          memory += on_end(a, grad_allocated, inflight, parts);
           at_end[pick] = 0;
           cursor[pick] = next_in_stream_[id];
         }
-        peak = std::max(peak, memory);
+        if (memory > peak) {
+          peak = memory;
+          summary.peak = {parts, best, id - result_.rank_offset[r], starting, a};
+        }
         peak_inflight = std::max(peak_inflight, inflight);
         if (timeline && memory != before) {
           if (timeline->back().time == best) {
@@ -612,55 +638,67 @@ class Engine {
 
   bool has(int table, int stage, int mb) const { return lookup(table, stage, mb) != kNone; }
 
-  // What a micro-batch holds of a stage until its B ends: the activations, or, when it is recomputed, the
-  // checkpoint plus the one layer rebuilt at a time.
-  double held_until_b(const Action& a) const {
-    const StageCost& c = costs_.stages[a.stage];
-    return has(tRECOMPUTE, a.stage, a.microbatch) ? c.checkpoint_bytes + c.recompute_bytes : c.activation_bytes;
+  using Parts = std::array<double, kMemoryParts>;
+
+  // Adds `bytes` to `part` of `parts` and returns them: every memory change is booked to one part.
+  static double book(Parts& parts, MemoryPart part, double bytes) {
+    parts[static_cast<int>(part)] += bytes;
+    return bytes;
   }
 
   // Memory allocated when action `a` starts (bytes); updates the in-flight micro-batch count.
-  double on_start(const Action& a, std::vector<char>& grad_allocated, int& inflight) const {
+  double on_start(const Action& a, std::vector<char>& grad_allocated, int& inflight, Parts& parts) const {
     const StageCost& c = costs_.stages[a.stage];
     switch (a.type) {
       case ActionType::F:
         ++inflight;
-        return has(tRECOMPUTE, a.stage, a.microbatch) ? c.checkpoint_bytes : c.activation_bytes;
+        return book(parts, MemoryPart::activations,
+                    has(tRECOMPUTE, a.stage, a.microbatch) ? c.checkpoint_bytes : c.activation_bytes);
       case ActionType::RECOMPUTE:
-        return c.recompute_bytes;
+        return book(parts, MemoryPart::recompute, c.recompute_bytes);
       case ActionType::W:
       case ActionType::BW:
         if (!grad_allocated[a.stage]) {
           grad_allocated[a.stage] = 1;
-          return c.grad_buffer_bytes;
+          return book(parts, MemoryPart::grad_buffers, c.grad_buffer_bytes);
         }
         return 0;
       case ActionType::UNSHARD:
-        return c.gathered_param_bytes;
+        return book(parts, MemoryPart::gathered_params, c.gathered_param_bytes);
       default:
         return 0;
     }
   }
 
+  // Frees, by part, what a micro-batch holds of a stage until its B ends: the activations, or, when it is
+  // recomputed, the checkpoint plus the one layer rebuilt at a time.
+  double free_until_b(const Action& a, Parts& parts) const {
+    const StageCost& c = costs_.stages[a.stage];
+    if (!has(tRECOMPUTE, a.stage, a.microbatch)) return book(parts, MemoryPart::activations, -c.activation_bytes);
+    return book(parts, MemoryPart::activations, -c.checkpoint_bytes) +
+           book(parts, MemoryPart::recompute, -c.recompute_bytes);
+  }
+
   // Memory change when action `a` ends (negative: freed).
-  double on_end(const Action& a, std::vector<char>& grad_allocated, int& inflight) const {
+  double on_end(const Action& a, std::vector<char>& grad_allocated, int& inflight, Parts& parts) const {
     const StageCost& c = costs_.stages[a.stage];
     switch (a.type) {
       case ActionType::B:
         --inflight;
         // What W still needs (inputs and output gradients of the weight GEMMs) stays until W ends.
-        return (has(tW, a.stage, a.microbatch) ? c.w_buffer_bytes : 0) - held_until_b(a);
+        return book(parts, MemoryPart::w_buffers, has(tW, a.stage, a.microbatch) ? c.w_buffer_bytes : 0) +
+               free_until_b(a, parts);
       case ActionType::BW:
         --inflight;
-        return -held_until_b(a);
+        return free_until_b(a, parts);
       case ActionType::W:
-        return -c.w_buffer_bytes;
+        return book(parts, MemoryPart::w_buffers, -c.w_buffer_bytes);
       case ActionType::RESHARD:
-        return -c.gathered_param_bytes;
+        return book(parts, MemoryPart::gathered_params, -c.gathered_param_bytes);
       case ActionType::REDUCE_GRAD:
         if (grad_allocated[a.stage]) {
           grad_allocated[a.stage] = 0;
-          return -c.grad_buffer_bytes;
+          return book(parts, MemoryPart::grad_buffers, -c.grad_buffer_bytes);
         }
         return 0;
       default:

@@ -21,6 +21,7 @@
 // runs with every compute action stretched by contention x its overlap with the rank's communication streams in the
 // first pass (compute slowed by NCCL kernels beside it). A cycle or a missing partner is reported as a
 // SimulationError naming the rank and the action, never an endless wait.
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -45,12 +46,33 @@ struct CommBytes {
   double total() const { return pp + zero + dp; }
 };
 
+// What a rank holds at its memory peak, by part, and when the peak occurs (the first instant it is reached).
+enum class MemoryPart : std::uint8_t {
+  static_state,     // ActionCosts::static_bytes: parameter, gradient and optimizer shards
+  activations,      // F start to B end: a micro-batch's activations, or its checkpoint when recomputed
+  recompute,        // RECOMPUTE start to B end: the one layer rebuilt at a time
+  w_buffers,        // B end to W end: what the deferred W still needs
+  gathered_params,  // UNSHARD start to RESHARD: a ZeRO-3 chunk's gathered parameters
+  grad_buffers,     // first W/BW to REDUCE_GRAD end: a chunk's unsharded gradients
+};
+inline constexpr int kMemoryParts = 6;
+std::string_view name(MemoryPart);  // "static", "activations", "recompute", "w_buffers", ...
+
+struct PeakMemory {
+  std::array<double, kMemoryParts> bytes{};  // by MemoryPart; they add up to RankSummary::peak_memory_bytes
+  double time = 0;                           // seconds; 0 with action_index -1: the static state alone
+  int action_index = -1;                     // in the rank's program, the action whose start or end reached it
+  bool at_start = true;                      // whether the peak came at that action's start (else at its end)
+  schedule::Action action;                   // that action (valid when action_index >= 0)
+};
+
 struct RankSummary {
   double compute = 0;                    // seconds the compute stream is busy
   double exposed_comm = 0;               // seconds some communication stream is busy while the compute stream is idle
   double bubble = 0;                     // makespan - compute - exposed_comm: nothing runs
   double peak_memory_bytes = 0;          // static + activations + buffers + gathered parameters, at its peak
   int peak_activation_microbatches = 0;  // most (stage, micro-batch) pairs between F start and B/BW end
+  PeakMemory peak;                       // peak_memory_bytes by part, and when
   CommBytes comm_bytes;                  // bytes of this rank's actions
 };
 

@@ -159,12 +159,31 @@ double memory_from_json(const detail::Fields& f) {
   return to_si(f, "memory_gib", detail::kGiB, kMemoryGib);
 }
 
-// "provenance": {"gemm": "nominal" | "published" | "calibrated", "collectives": ...}, each nominal when absent.
+// "provenance": {"gemm": "nominal" | "published" | "calibrated", "collectives": ..., each nominal when absent;
+// optionally "base": NAME and "entries": {"collectives.intra.all_reduce": {"provenance": ..., "source": ...}}
+// (what `zeropp calibrate` measured on top of the base: spec/provenance.hpp)}.
 ClusterProvenance provenance_from_json(const nlohmann::json& j, const std::string& path) {
-  const detail::Fields f(j, path, {"gemm", "collectives"});
+  const detail::Fields f(j, path, {"gemm", "collectives", "base", "entries"});
   ClusterProvenance p;
   if (f.has("gemm")) p.gemm = provenance_from_string(f.string("gemm"), f.path_of("gemm"));
   if (f.has("collectives")) p.collectives = provenance_from_string(f.string("collectives"), f.path_of("collectives"));
+  if (f.has("base")) {
+    p.base = f.string("base");
+    check_printable(f.path_of("base"), p.base);
+  }
+  if (f.has("entries")) {
+    const std::string entries_path = f.path_of("entries");
+    if (!f.at("entries").is_object()) throw SpecError(entries_path, entries_path + " must be a JSON object");
+    for (const auto& item : f.at("entries").items()) {
+      const std::string entry_path = entries_path + "." + item.key();
+      check_printable(entry_path, item.key());
+      const detail::Fields e(item.value(), entry_path, {"provenance", "source"});
+      EntryProvenance& entry = p.entries[item.key()];
+      entry.provenance = provenance_from_string(e.string("provenance"), e.path_of("provenance"));
+      entry.source = e.string("source", "");
+      check_printable(e.path_of("source"), entry.source);
+    }
+  }
   return p;
 }
 
@@ -244,6 +263,9 @@ nlohmann::json to_json(const ClusterSpec& c) {
   else
     j["memory_gib"] = gib;
   j["provenance"] = {{"gemm", to_string(c.provenance.gemm)}, {"collectives", to_string(c.provenance.collectives)}};
+  if (!c.provenance.base.empty()) j["provenance"]["base"] = c.provenance.base;
+  for (const auto& [key, entry] : c.provenance.entries)
+    j["provenance"]["entries"][key] = {{"provenance", to_string(entry.provenance)}, {"source", entry.source}};
   if (c.device != Device::gpu) j["device"] = to_string(c.device);  // absent = gpu: GPU profiles stay as they were
   if (c.gpu) j["gpu"] = to_json(*c.gpu);
   // Calibrated profiles only.

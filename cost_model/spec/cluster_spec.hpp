@@ -73,9 +73,24 @@ struct GemmEfficiencyPoint {
   friend bool operator==(const GemmEfficiencyPoint&, const GemmEfficiencyPoint&) = default;
 };
 
+// One entry of a profile whose provenance differs from its group's (ClusterProvenance::gemm or ::collectives):
+// what `zeropp calibrate` measured on top of a base, and the files it was measured from.
+struct EntryProvenance {
+  Provenance provenance = Provenance::calibrated;
+  std::string source;  // "all_reduce-1n.txt", or what was derived and from what
+
+  friend bool operator==(const EntryProvenance&, const EntryProvenance&) = default;
+};
+
 struct ClusterProvenance {
+  // The defaults of the entries not listed in `entries`: every link and collective figure, every GEMM figure.
   Provenance gemm = Provenance::nominal;
   Provenance collectives = Provenance::nominal;
+  // Per entry, where it was measured (spec/provenance.hpp names the keys: "intra", "inter",
+  // "collectives.<level>.<collective>", "gemm_table.<dtype>", "gemm_efficiency", "memory_bandwidth",
+  // "optimizer_rate", "peak_tflops.<dtype>"). Empty for a profile made by hand.
+  std::map<std::string, EntryProvenance> entries;
+  std::string base;  // the profile calibrate started from, whose values the entries not listed keep
 
   friend bool operator==(const ClusterProvenance&, const ClusterProvenance&) = default;
 };

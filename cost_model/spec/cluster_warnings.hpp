@@ -2,6 +2,8 @@
 // Cluster values that are valid but implausible in the units the keys state: what a unit mix-up produces.
 //   intra.bandwidth_GBps above 900 (NVLink 5, the fastest GPU link shipping, per direction): a bidirectional
 //     figure (NVLink 4 is sold as "900 GB/s", 450 each way) or one in Gb/s;
+//   intra.bandwidth_GBps of 600 on an A100-class GPU or 900 on an H100-class one (by its bf16 peak): NVLink 3's or
+//     4's bidirectional marketing figure, twice the per-direction rate the key wants;
 //   inter.bandwidth_GBps of 100, 200, 400 or 800: a NIC's rate in Gb/s (400 Gb/s = 50 GB/s);
 //   memory_gib of 80, 141, 180 or 192: a size sold in GB, which is neither the GiB the key wants nor, in general,
 //     what the GPU reports (H100 "80 GB" reports 79.65 GiB, H200 "141 GB" 140.4 GiB, B200 "180 GB" 179.06 GiB).

@@ -15,6 +15,9 @@
 //                               (GPT), false for swiglu (Llama)
 //            tied_embedding     false = --untie-embeddings-and-output-weights
 //            learned_positions  true = --position-embedding-type learned_absolute, false = rope
+//            rope_theta         --rotary-base (absent: 10000); rotary_fraction --rotary-percent (absent: 1);
+//            rope_scaling       a rotary frequency scaling (HuggingFace's rope_scaling type); these three cost
+//                               nothing in the model, only the trainer computes with them
 //   parallel tp                 --tensor-model-parallel-size         t
 //            pp                 --pipeline-model-parallel-size       p
 //            v                  --virtual-pipeline-model-parallel-size (model chunks per PP rank; Megatron's

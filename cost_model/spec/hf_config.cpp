@@ -340,6 +340,43 @@ void check_llama_layout(const json& j, const Family& family, const ModelSpec& m)
                                 window, m.seq_len, window));
 }
 
+// The rotary embedding's base, rotating share and frequency scaling (costless in the model; the trainer computes
+// with them). Llama-layout configs state rope_theta, partial_rotary_factor and rope_scaling ({"rope_type" or
+// "type": ...}, null for none), newer transformers versions all three inside rope_parameters (rope_type "default"
+// meaning none); GPT-NeoX states rotary_emb_base and rotary_pct. Values equal to the defaults (10000, all
+// dimensions, no scaling) are stored as the defaults, so a config that matches a zoo model equals it.
+void rotary_of(const json& j, const Family& family, ModelSpec& m) {
+  if (family.layout == Layout::gpt2) return;
+  const bool neox = family.layout == Layout::neox;
+  const json* params = present(j, "rope_parameters") ? &j.at("rope_parameters") : nullptr;
+  if (params != nullptr) detail::expect_object(*params, "rope_parameters");
+  const auto number = [&](std::string_view key, double fallback) {
+    if (params != nullptr && present(*params, key))
+      return detail::as_number(params->at(key), "rope_parameters." + std::string(key));
+    return present(j, key) ? detail::as_number(j.at(key), std::string(key)) : fallback;
+  };
+  const double theta = number(neox ? "rotary_emb_base" : "rope_theta", 10000);
+  const double fraction = number(neox ? "rotary_pct" : "partial_rotary_factor", 1);
+  if (!(theta > 1 && theta <= 1e12))
+    throw SpecError(neox ? "rotary_emb_base" : "rope_theta", fmt::format("rotary base {} must be in (1, 1e12]", theta));
+  if (!(fraction > 0 && fraction <= 1))
+    throw SpecError(neox ? "rotary_pct" : "partial_rotary_factor",
+                    fmt::format("rotary share {} must be in (0, 1]", fraction));
+  if (theta != 10000) m.rope_theta = theta;
+  if (fraction != 1) m.rotary_fraction = fraction;
+  const json* scaling = present(j, "rope_scaling") ? &j.at("rope_scaling") : params;
+  if (scaling == nullptr) return;
+  const std::string path = scaling == params ? "rope_parameters" : "rope_scaling";
+  detail::expect_object(*scaling, path);
+  for (std::string_view key : {"rope_type", "type"}) {
+    if (!present(*scaling, key)) continue;
+    const std::string type = detail::as_string(scaling->at(key), path + "." + std::string(key));
+    if (type != "default") m.rope_scaling = type;
+    return;
+  }
+  if (scaling != params) m.rope_scaling = "unnamed";  // a scaling object without a type still scales
+}
+
 }  // namespace
 
 bool is_hf_config(const json& j) { return j.is_object() && (j.contains("model_type") || j.contains("architectures")); }
@@ -381,6 +418,7 @@ ModelSpec model_from_hf_json(const json& j, const std::string& name, const std::
                     fmt::format("{}={}: the learned position table is modelled as s x h, so s must equal it (got "
                                 "--seq {})",
                                 k.positions, max_positions, m.seq_len));
+  rotary_of(j, family, m);
   switch (family.layout) {
     case Layout::llama:
       check_llama_layout(j, family, m);

@@ -11,9 +11,10 @@
 namespace zeropp {
 
 ModelSpec model_from_json(const nlohmann::json& j, const std::string& field) {
-  const detail::Fields f(j, field,
-                         {"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "mlp",
-                          "attention", "dropout", "tied_embedding", "learned_positions"});
+  const detail::Fields f(
+      j, field,
+      {"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab", "mlp", "attention", "dropout",
+       "tied_embedding", "learned_positions", "rope_theta", "rotary_fraction", "rope_scaling"});
   ModelSpec m;
   m.name = f.string("name", "");
   m.layers = f.integer("layers");
@@ -28,6 +29,9 @@ ModelSpec model_from_json(const nlohmann::json& j, const std::string& field) {
   if (f.has("dropout")) m.dropout = f.boolean("dropout");
   m.tied_embedding = f.boolean("tied_embedding", true);
   m.learned_positions = f.boolean("learned_positions", true);
+  m.rope_theta = f.number("rope_theta", 0);
+  m.rotary_fraction = f.number("rotary_fraction", 0);
+  m.rope_scaling = f.string("rope_scaling", "");
   validate(m, field);
   return m;
 }
@@ -47,6 +51,9 @@ nlohmann::json to_json(const ModelSpec& m) {
   if (m.ffn_hidden != 0) j["ffn_hidden"] = m.ffn_hidden;
   if (m.attention) j["attention"] = to_string(*m.attention);
   if (m.dropout) j["dropout"] = *m.dropout;
+  if (m.rope_theta != 0) j["rope_theta"] = m.rope_theta;
+  if (m.rotary_fraction != 0) j["rotary_fraction"] = m.rotary_fraction;
+  if (!m.rope_scaling.empty()) j["rope_scaling"] = m.rope_scaling;
   return j;
 }
 
@@ -76,6 +83,19 @@ void validate(const ModelSpec& m, const std::string& field) {
   if (m.kv_heads > 0 && m.heads % m.kv_heads != 0)
     throw SpecError(field + ".kv_heads",
                     fmt::format("{0}.kv_heads={1} does not divide {0}.heads={2}", field, m.kv_heads, m.heads));
+  // Rotary settings: 0 or absent means the default; a stated value must be one a rotary embedding can have.
+  if (!(m.rope_theta == 0 || (m.rope_theta > 1 && m.rope_theta <= 1e12)))
+    throw SpecError(field + ".rope_theta",
+                    fmt::format("{}.rope_theta={} must be in (1, 1e12] (0 or absent: 10000)", field, m.rope_theta));
+  if (!(m.rotary_fraction == 0 || (m.rotary_fraction > 0 && m.rotary_fraction <= 1)))
+    throw SpecError(field + ".rotary_fraction",
+                    fmt::format("{}.rotary_fraction={} must be in (0, 1] (0 or absent: 1)", field, m.rotary_fraction));
+  check_printable(field + ".rope_scaling", m.rope_scaling);
+  if (m.learned_positions && (m.rope_theta != 0 || m.rotary_fraction != 0 || !m.rope_scaling.empty()))
+    throw SpecError(field + ".learned_positions",
+                    fmt::format("{0}.rope_theta, {0}.rotary_fraction and {0}.rope_scaling describe rotary positions: "
+                                "they need {0}.learned_positions=false",
+                                field));
 }
 
 }  // namespace zeropp

@@ -28,8 +28,15 @@ struct ModelSpec {
   bool learned_positions = true;           // + s*h position embedding (GPT); false for rotary (Llama)
   std::optional<AttentionKind> attention;  // absent: the default below (attention_kind)
   std::optional<bool> dropout;             // absent: the default below (has_dropout)
+  // Rotary positions (learned_positions false; Su et al. 2021, "RoFormer"). They cost nothing in the model (no
+  // parameters, FLOPs or bytes it counts), but the trainer computes with them (e2e/model/gpt_config.hpp).
+  double rope_theta = 0;       // the rotary base; 0: 10000 (RoFormer's and HuggingFace's default)
+  double rotary_fraction = 0;  // the share of each head's dimensions that rotates; 0: 1 (all of them)
+  std::string rope_scaling;    // a frequency scaling, HuggingFace's rope_scaling type ("llama3", ...); empty: none
 
   int kv_heads_or_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  double rope_theta_or_default() const { return rope_theta > 0 ? rope_theta : 10000.0; }
+  double rotary_fraction_or_default() const { return rotary_fraction > 0 ? rotary_fraction : 1.0; }
   int head_dim() const { return hidden / heads; }
   int ffn() const;  // resolved ffn hidden size (applies the defaults above)
   // Dropout (attention probabilities, after the attention and MLP outputs, after the embedding): as stated, else

@@ -59,6 +59,13 @@ fs::path resolve_config(const std::string& kind, const std::string& field, const
   // The error_code forms: a name the file system rejects (too long, say) is a file that is not there, not an
   // exception from the file system.
   std::error_code ec;
+  // An inline object belongs inside a plan or experiment file (configs/README.md); on a command line it is not a
+  // name, and saying "not in the zoo" would not tell what to do.
+  if (name_or_path.find_first_not_of(" \t\r\n") != std::string::npos &&
+      name_or_path[name_or_path.find_first_not_of(" \t\r\n")] == '{')
+    throw SpecError(field, fmt::format("{}: an inline JSON object works inside a plan or experiment file; here give a "
+                                       "zoo name or the path of a JSON file holding it",
+                                       field));
   if (looks_like_path(name_or_path)) {
     fs::path path = name_or_path;
     if (path.is_relative() && !base_dir.empty() && fs::exists(base_dir / path, ec)) path = base_dir / path;

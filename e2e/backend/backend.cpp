@@ -22,6 +22,12 @@ std::string_view op_kind_name(OpKind k) {
       return "adamw";
     case OpKind::elementwise:
       return "elementwise";
+    case OpKind::rmsnorm:
+      return "rmsnorm";
+    case OpKind::swiglu:
+      return "swiglu";
+    case OpKind::rope:
+      return "rope";
     case OpKind::count:
       break;
   }

@@ -29,6 +29,9 @@ enum class OpKind : std::uint8_t {
   cross_entropy,
   adamw,
   elementwise,
+  rmsnorm,
+  swiglu,
+  rope,
   count
 };
 std::string_view op_kind_name(OpKind);
@@ -94,21 +97,60 @@ class Backend {
   virtual void layernorm_backward_weight(Tensor dweight, Tensor dbias, Tensor dout, Tensor inp, Tensor mean,
                                          Tensor rstd, int N, int C) = 0;
 
+  // ---- RMSNorm over the last dimension (Zhang & Sennrich 2019; Llama), eps 1e-5 ----
+  // out = inp * rstd * weight, rstd[N] = 1 / sqrt(mean(inp^2) + eps) saved for the backward.
+  virtual void rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, int N, int C) = 0;
+  // dinp (=, or += with accumulate) the input gradient: rstd * (g - xhat * mean(g * xhat)), g = dout * weight.
+  virtual void rmsnorm_backward_input(Tensor dinp, Tensor dout, Tensor inp, Tensor rstd, Tensor weight, int N, int C,
+                                      bool accumulate) = 0;
+  // dweight += sum_rows(dout * xhat), xhat = inp * rstd.
+  virtual void rmsnorm_backward_weight(Tensor dweight, Tensor dout, Tensor inp, Tensor rstd, int N, int C) = 0;
+
+  // ---- SwiGLU (Shazeer 2020; Llama's MLP) ----
+  // inp[N, 2F] holds each row's gate then up projection: out[N, F] = silu(gate) * up, silu(x) = x sigmoid(x).
+  virtual void swiglu_forward(Tensor out, Tensor inp, int N, int F) = 0;
+  // dinp[N, 2F] overwritten: d gate = dout * up * silu'(gate), d up = dout * silu(gate).
+  virtual void swiglu_backward(Tensor dinp, Tensor inp, Tensor dout, int N, int F) = 0;
+
+  // ---- rotary position embedding (Su et al. 2021), in place ----
+  // qkv rows are [q (NH heads) | k (KVH heads) | v (KVH heads)] of hs columns each; row r is sequence position
+  // r % T. In each q and k head the first `rotary_dims` (even) columns rotate as pairs (i, i + rotary_dims/2)
+  // by the angle pos * theta^(-2i/rotary_dims) (HuggingFace's rotate_half layout); v is untouched. `inverse`
+  // rotates by the opposite angle: the backward of the forward rotation (its transpose).
+  virtual void rope(Tensor qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse) = 0;
+
   // ---- GELU, tanh approximation (GPT-2) ----
   virtual void gelu_forward(Tensor out, Tensor inp, std::int64_t n) = 0;
   virtual void gelu_backward(Tensor dinp, Tensor inp, Tensor dout, std::int64_t n) = 0;  // dinp overwritten
 
-  // ---- causal multi-head self-attention ----
-  // qkv[B,T,3*C]: each row is [q | k | v], head h owning columns h*hs..(h+1)*hs-1 of each part, hs = C/NH.
-  // out[B,T,C] = softmax(q k^T / sqrt(hs), causal) v; att[B,NH,T,T] saves the probabilities (zero above the
-  // diagonal) for the backward. C here is the channels this rank holds (C/tp under tensor parallelism).
-  virtual void attention_forward(Tensor out, Tensor att, Tensor qkv, int B, int T, int C, int NH) = 0;
-  // dqkv[B,T,3*C] overwritten.
-  virtual void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor att, int B, int T, int C, int NH) = 0;
+  // ---- causal self-attention with grouped-query heads ----
+  // qkv[B,T,(NH+2*KVH)*hs]: each row is [q | k | v], q with NH heads, k and v with KVH heads (KVH divides NH), head
+  // h owning columns h*hs..(h+1)*hs-1 of its part; query head h reads key/value head h / (NH/KVH). The heads are
+  // the ones this rank holds (a 1/tp share under tensor parallelism). out[B,T,NH*hs] = softmax(q k^T / sqrt(hs),
+  // causal) v per head.
+  // Unfused: att[B,NH,T,T] saves the probabilities (zero above the diagonal) for the backward.
+  virtual void grouped_attention_forward(Tensor out, Tensor att, Tensor qkv, int B, int T, int NH, int KVH, int hs) = 0;
+  // dqkv overwritten (the key/value gradients summed over the query heads that share them).
+  virtual void grouped_attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor att, int B, int T, int NH,
+                                          int KVH, int hs) = 0;
+  // Multi-head forms (KVH = NH, C = NH*hs, qkv[B,T,3C]).
+  void attention_forward(Tensor out, Tensor att, Tensor qkv, int B, int T, int C, int NH) {
+    grouped_attention_forward(out, att, qkv, B, T, NH, NH, C / NH);
+  }
+  void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor att, int B, int T, int C, int NH) {
+    grouped_attention_backward(dqkv, dout, qkv, att, B, T, NH, NH, C / NH);
+  }
+  // FlashAttention-style (Dao 2023, FlashAttention-2): tiled, online softmax, no s x s tensor in memory. Saves
+  // lse[B,NH,T] (fp32), each softmax row's log-sum-exp of the scaled scores; the backward recomputes the
+  // probabilities from q, k and lse, and reads the forward's output `out` (for rowsum(dout * out)).
+  virtual void flash_attention_forward(Tensor out, Tensor lse, Tensor qkv, int B, int T, int NH, int KVH, int hs) = 0;
+  virtual void flash_attention_backward(Tensor dqkv, Tensor dout, Tensor out, Tensor lse, Tensor qkv, int B, int T,
+                                        int NH, int KVH, int hs) = 0;
 
   // ---- token + learned position embedding ----
   // Row r (0 <= r < N) holds sequence position (row0 + r) % T: out[r] = wte[tokens[r]] + wpe[(row0 + r) % T].
-  // row0 is the first global row this rank holds (non-zero only under sequence parallelism).
+  // row0 is the first global row this rank holds (non-zero only under sequence parallelism). An empty wpe (dwpe)
+  // means no position table (rotary positions): out[r] = wte[tokens[r]].
   virtual void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe, int N, int T, int C, int row0) = 0;
   virtual void embedding_backward_weight(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens, int N, int T, int C,
                                          int row0) = 0;

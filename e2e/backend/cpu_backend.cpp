@@ -18,6 +18,7 @@ namespace {
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using MatMap = Eigen::Map<RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
 using VecMap = Eigen::Map<Eigen::RowVectorXf>;
+using ArrayMap = Eigen::Map<Eigen::ArrayXf>;  // element-wise work through Eigen's vectorised exp / tanh
 
 // Checked typed pointers: every operation verifies that its views hold the elements it will touch.
 float* fp(Tensor t, std::int64_t need, const char* what) {
@@ -228,11 +229,143 @@ void CpuBackend::layernorm_backward_weight(Tensor dweight, Tensor dbias, Tensor 
   if (profiling()) record(OpKind::layernorm, timer.seconds(), 0.0);
 }
 
+// ---------------------------------------------------------------- RMSNorm
+
+void CpuBackend::rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, int N, int C) {
+  OpTimer timer(profiling());
+  const std::int64_t nc = std::int64_t{N} * C;
+  float* o = fp(out, nc, "rmsnorm out");
+  float* rs = fp(rstd, N, "rmsnorm rstd");
+  const float* x = fp(inp, nc, "rmsnorm inp");
+  const float* w = fp(weight, C, "rmsnorm weight");
+  for (int n = 0; n < N; ++n) {
+    const float* xr = x + std::int64_t{n} * C;
+    float ss = 0.0f;
+    for (int c = 0; c < C; ++c) ss += xr[c] * xr[c];
+    const float r = 1.0f / std::sqrt(ss / static_cast<float>(C) + kLayerNormEps);
+    float* orow = o + std::int64_t{n} * C;
+    for (int c = 0; c < C; ++c) orow[c] = xr[c] * r * w[c];
+    rs[n] = r;
+  }
+  if (profiling()) record(OpKind::rmsnorm, timer.seconds(), 0.0);
+}
+
+void CpuBackend::rmsnorm_backward_input(Tensor dinp, Tensor dout, Tensor inp, Tensor rstd, Tensor weight, int N, int C,
+                                        bool accumulate) {
+  OpTimer timer(profiling());
+  const std::int64_t nc = std::int64_t{N} * C;
+  float* dx = fp(dinp, nc, "rmsnorm dinp");
+  const float* dy = fp(dout, nc, "rmsnorm dout");
+  const float* x = fp(inp, nc, "rmsnorm inp");
+  const float* rs = fp(rstd, N, "rmsnorm rstd");
+  const float* w = fp(weight, C, "rmsnorm weight");
+  for (int n = 0; n < N; ++n) {
+    const std::int64_t off = std::int64_t{n} * C;
+    // g = dy * w, xhat = x * rstd: dx = rstd * (g - xhat * mean(g * xhat)).
+    float mean_g_xhat = 0.0f;
+    for (int c = 0; c < C; ++c) mean_g_xhat += dy[off + c] * w[c] * x[off + c] * rs[n];
+    mean_g_xhat /= static_cast<float>(C);
+    for (int c = 0; c < C; ++c) {
+      const float g = (dy[off + c] * w[c] - x[off + c] * rs[n] * mean_g_xhat) * rs[n];
+      dx[off + c] = accumulate ? dx[off + c] + g : g;
+    }
+  }
+  if (profiling()) record(OpKind::rmsnorm, timer.seconds(), 0.0);
+}
+
+void CpuBackend::rmsnorm_backward_weight(Tensor dweight, Tensor dout, Tensor inp, Tensor rstd, int N, int C) {
+  OpTimer timer(profiling());
+  const std::int64_t nc = std::int64_t{N} * C;
+  float* dw = fp(dweight, C, "rmsnorm dweight");
+  const float* dy = fp(dout, nc, "rmsnorm dout");
+  const float* x = fp(inp, nc, "rmsnorm inp");
+  const float* rs = fp(rstd, N, "rmsnorm rstd");
+  for (int n = 0; n < N; ++n) {
+    const std::int64_t off = std::int64_t{n} * C;
+    for (int c = 0; c < C; ++c) dw[c] += dy[off + c] * x[off + c] * rs[n];
+  }
+  if (profiling()) record(OpKind::rmsnorm, timer.seconds(), 0.0);
+}
+
+// ---------------------------------------------------------------- SwiGLU
+
+void CpuBackend::swiglu_forward(Tensor out, Tensor inp, int N, int F) {
+  OpTimer timer(profiling());
+  float* o = fp(out, std::int64_t{N} * F, "swiglu out");
+  float* x = fp(inp, std::int64_t{N} * 2 * F, "swiglu inp");
+  for (int n = 0; n < N; ++n) {
+    const ArrayMap gate(x + std::int64_t{n} * 2 * F, F), up(x + std::int64_t{n} * 2 * F + F, F);
+    ArrayMap y(o + std::int64_t{n} * F, F);
+    y = gate / (1.0f + (-gate).exp()) * up;  // silu(gate) * up, vectorised exp
+  }
+  if (profiling()) record(OpKind::swiglu, timer.seconds(), 0.0);
+}
+
+void CpuBackend::swiglu_backward(Tensor dinp, Tensor inp, Tensor dout, int N, int F) {
+  OpTimer timer(profiling());
+  float* dx = fp(dinp, std::int64_t{N} * 2 * F, "swiglu dinp");
+  float* x = fp(inp, std::int64_t{N} * 2 * F, "swiglu inp");
+  float* dy = fp(dout, std::int64_t{N} * F, "swiglu dout");
+  Eigen::ArrayXf sig(F);
+  for (int n = 0; n < N; ++n) {
+    const std::int64_t off = std::int64_t{n} * 2 * F;
+    const ArrayMap gate(x + off, F), up(x + off + F, F), g(dy + std::int64_t{n} * F, F);
+    ArrayMap dgate(dx + off, F), dup(dx + off + F, F);
+    sig = 1.0f / (1.0f + (-gate).exp());
+    dup = g * gate * sig;                                 // d up = dy * silu(gate)
+    dgate = g * up * sig * (1.0f + gate * (1.0f - sig));  // silu'(x) = s(x) (1 + x (1 - s(x)))
+  }
+  if (profiling()) record(OpKind::swiglu, timer.seconds(), 0.0);
+}
+
+// ---------------------------------------------------------------- rotary position embedding
+
+const CpuBackend::RopeTable& CpuBackend::rope_table(int T, int rotary_dims, double theta) {
+  RopeTable& t = rope_table_;
+  if (t.T == T && t.rotary_dims == rotary_dims && t.theta == theta) return t;
+  const int half = rotary_dims / 2;
+  t.T = T;
+  t.rotary_dims = rotary_dims;
+  t.theta = theta;
+  t.cos.resize(static_cast<std::size_t>(T) * half);
+  t.sin.resize(t.cos.size());
+  for (int pos = 0; pos < T; ++pos)
+    for (int i = 0; i < half; ++i) {
+      const double angle = pos * std::pow(theta, -2.0 * i / rotary_dims);
+      t.cos[static_cast<std::size_t>(pos) * half + i] = static_cast<float>(std::cos(angle));
+      t.sin[static_cast<std::size_t>(pos) * half + i] = static_cast<float>(std::sin(angle));
+    }
+  return t;
+}
+
+void CpuBackend::rope(Tensor qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse) {
+  OpTimer timer(profiling());
+  if (rotary_dims < 2 || rotary_dims % 2 != 0 || rotary_dims > hs || T < 1 || !(theta > 0))
+    throw std::logic_error("cpu backend: rope needs an even rotary_dims in [2, hs], T >= 1 and theta > 0");
+  const int W = (NH + 2 * KVH) * hs, half = rotary_dims / 2, heads = NH + KVH;  // q and k heads are contiguous
+  float* x = fp(qkv, std::int64_t{N} * W, "rope qkv");
+  const RopeTable& tab = rope_table(T, rotary_dims, theta);
+  const float sign = inverse ? -1.0f : 1.0f;
+  for (int r = 0; r < N; ++r) {
+    const int pos = r % T;
+    const float* cs = tab.cos.data() + static_cast<std::size_t>(pos) * half;
+    const float* sn = tab.sin.data() + static_cast<std::size_t>(pos) * half;
+    for (int h = 0; h < heads; ++h) {
+      float* head = x + std::int64_t{r} * W + std::int64_t{h} * hs;
+      for (int i = 0; i < half; ++i) {
+        const float a = head[i], b = head[i + half], s = sign * sn[i];
+        head[i] = a * cs[i] - b * s;
+        head[i + half] = b * cs[i] + a * s;
+      }
+    }
+  }
+  if (profiling()) record(OpKind::rope, timer.seconds(), 0.0);
+}
+
 // ---------------------------------------------------------------- GELU
 
 // Through Eigen arrays: its tanh is a vectorised rational approximation (a few ulp), ~10x faster than a scalar
 // std::tanh loop, which otherwise makes GELU a quarter of a step.
-using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
 
 void CpuBackend::gelu_forward(Tensor out, Tensor inp, std::int64_t n) {
   OpTimer timer(profiling());
@@ -262,18 +395,40 @@ void CpuBackend::gelu_backward(Tensor dinp, Tensor inp, Tensor dout, std::int64_
 }
 
 // ---------------------------------------------------------------- attention
+// Row layout of qkv: [q: NH heads | k: KVH heads | v: KVH heads], hs columns per head, W = (NH + 2 KVH) hs per
+// row; query head h reads key/value head h / (NH / KVH).
 
-void CpuBackend::attention_forward(Tensor out, Tensor att, Tensor qkv, int B, int T, int C, int NH) {
+namespace {
+
+struct HeadLayout {
+  int NH, KVH, hs;
+  int W() const { return (NH + 2 * KVH) * hs; }
+  int group() const { return NH / KVH; }
+  std::int64_t q(int h) const { return std::int64_t{h} * hs; }
+  std::int64_t k(int h) const { return std::int64_t{NH} * hs + std::int64_t{h / group()} * hs; }
+  std::int64_t v(int h) const { return std::int64_t{NH + KVH} * hs + std::int64_t{h / group()} * hs; }
+};
+
+HeadLayout head_layout(int NH, int KVH, int hs) {
+  if (NH < 1 || KVH < 1 || hs < 1 || NH % KVH != 0)
+    throw std::logic_error("cpu backend: attention needs KVH >= 1 dividing NH >= 1 and hs >= 1");
+  return {NH, KVH, hs};
+}
+
+}  // namespace
+
+void CpuBackend::grouped_attention_forward(Tensor out, Tensor att, Tensor qkv, int B, int T, int NH, int KVH, int hs) {
   OpTimer timer(profiling());
-  const int hs = C / NH;
+  const HeadLayout hl = head_layout(NH, KVH, hs);
+  const int W = hl.W(), C = NH * hs;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   float* o = fp(out, std::int64_t{B} * T * C, "attention out");
   float* p = fp(att, std::int64_t{B} * NH * T * T, "attention att");
-  float* x = fp(qkv, std::int64_t{B} * T * 3 * C, "attention qkv");
+  float* x = fp(qkv, std::int64_t{B} * T * W, "attention qkv");
   for (int b = 0; b < B; ++b) {
+    float* base = x + std::int64_t{b} * T * W;
     for (int h = 0; h < NH; ++h) {
-      float* base = x + std::int64_t{b} * T * 3 * C + std::int64_t{h} * hs;
-      MatMap q = mat(base, T, hs, 3 * C), k = mat(base + C, T, hs, 3 * C), v = mat(base + 2 * C, T, hs, 3 * C);
+      MatMap q = mat(base + hl.q(h), T, hs, W), k = mat(base + hl.k(h), T, hs, W), v = mat(base + hl.v(h), T, hs, W);
       MatMap s = mat(p + (std::int64_t{b} * NH + h) * T * T, T, T, T);
       s.noalias() = scale * (q * k.transpose());
       // Causal softmax: row t sees columns 0..t; the rest is zero so P @ V needs no mask.
@@ -296,25 +451,32 @@ void CpuBackend::attention_forward(Tensor out, Tensor att, Tensor qkv, int B, in
   if (profiling()) record(OpKind::attention, timer.seconds(), 4.0 * B * T * T * C);
 }
 
-void CpuBackend::attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor att, int B, int T, int C, int NH) {
+void CpuBackend::grouped_attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor att, int B, int T, int NH,
+                                            int KVH, int hs) {
   OpTimer timer(profiling());
-  const int hs = C / NH;
+  const HeadLayout hl = head_layout(NH, KVH, hs);
+  const int W = hl.W(), C = NH * hs;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  float* dx = fp(dqkv, std::int64_t{B} * T * 3 * C, "attention dqkv");
+  float* dx = fp(dqkv, std::int64_t{B} * T * W, "attention dqkv");
   float* dy = fp(dout, std::int64_t{B} * T * C, "attention dout");
-  float* x = fp(qkv, std::int64_t{B} * T * 3 * C, "attention qkv");
+  float* x = fp(qkv, std::int64_t{B} * T * W, "attention qkv");
   float* p = fp(att, std::int64_t{B} * NH * T * T, "attention att");
-  RowMatrix dp(T, T);
+  // The score gradient of one head, T x T: through the allocator, so the peak it adds is counted.
+  Buffer scratch(*this, std::int64_t{T} * T);
+  MatMap dp = mat(scratch.view().f32(), T, T, T);
+  // Key and value gradients are sums over the query heads of their group: start from zero.
+  std::memset(dx, 0, sizeof(float) * static_cast<std::size_t>(B) * T * W);
   for (int b = 0; b < B; ++b) {
+    const std::int64_t row = std::int64_t{b} * T * W;
     for (int h = 0; h < NH; ++h) {
-      const std::int64_t off = std::int64_t{b} * T * 3 * C + std::int64_t{h} * hs;
-      MatMap q = mat(x + off, T, hs, 3 * C), k = mat(x + off + C, T, hs, 3 * C), v = mat(x + off + 2 * C, T, hs, 3 * C);
-      MatMap dq = mat(dx + off, T, hs, 3 * C), dk = mat(dx + off + C, T, hs, 3 * C),
-             dv = mat(dx + off + 2 * C, T, hs, 3 * C);
+      MatMap q = mat(x + row + hl.q(h), T, hs, W), k = mat(x + row + hl.k(h), T, hs, W),
+             v = mat(x + row + hl.v(h), T, hs, W);
+      MatMap dq = mat(dx + row + hl.q(h), T, hs, W), dk = mat(dx + row + hl.k(h), T, hs, W),
+             dv = mat(dx + row + hl.v(h), T, hs, W);
       MatMap pm = mat(p + (std::int64_t{b} * NH + h) * T * T, T, T, T);
       MatMap g = mat(dy + std::int64_t{b} * T * C + std::int64_t{h} * hs, T, hs, C);
-      dv.noalias() = pm.transpose() * g;  // dV = P^T dY
-      dp.noalias() = g * v.transpose();   // dP = dY V^T
+      dv.noalias() += pm.transpose() * g;  // dV = P^T dY
+      dp.noalias() = g * v.transpose();    // dP = dY V^T
       // Softmax backward row by row: dS = P * (dP - sum_j dP_j P_j), times the 1/sqrt(hs) of the scores.
       for (int t = 0; t < T; ++t) {
         const float* prow = &pm(t, 0);
@@ -324,11 +486,140 @@ void CpuBackend::attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor
         for (int j = 0; j <= t; ++j) drow[j] = prow[j] * (drow[j] - dot) * scale;
         for (int j = t + 1; j < T; ++j) drow[j] = 0.0f;
       }
-      dq.noalias() = dp * k;              // dQ = dS K
-      dk.noalias() = dp.transpose() * q;  // dK = dS^T Q
+      dq.noalias() = dp * k;               // dQ = dS K
+      dk.noalias() += dp.transpose() * q;  // dK = dS^T Q
     }
   }
   if (profiling()) record(OpKind::attention, timer.seconds(), 8.0 * B * T * T * C);
+}
+
+// ---------------------------------------------------------------- flash-style attention
+// FlashAttention-2's algorithm (Dao 2023, Algorithms 1 and 2) on Eigen blocks: the forward walks kFlashRows
+// queries at a time over the causally visible keys, kFlashCols at a time, keeping each row's running maximum m and
+// normaliser l (online softmax) and rescaling its partial output; it writes the output and lse = m + log l. The
+// backward recomputes each tile's probabilities as exp(S - lse), and with D = rowsum(dY * Y) forms
+// dS = P * (dP - D) tile by tile (dP = dY V^T): dV += P^T dY, dQ += dS K, dK += dS^T Q (dS with the 1/sqrt(hs)).
+// Scratch: a few tiles and one T-vector per call, whatever T is. 64 x 64 tiles keep Eigen's GEMMs efficient and
+// the working set (S, P, dP, partial output: about 64 KB at hs = 64) inside L2.
+
+namespace {
+constexpr int kFlashRows = 64;
+constexpr int kFlashCols = 64;
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// Masks the tile's scores above the diagonal: query row i0 + r sees keys j0 + c <= i0 + r.
+void causal_mask(Eigen::Ref<RowMatrix> s, int i0, int j0) {
+  for (int r = 0; r < s.rows(); ++r)
+    for (int c = std::max(0, i0 + r - j0 + 1); c < s.cols(); ++c) s(r, c) = kNegInf;
+}
+}  // namespace
+
+void CpuBackend::flash_attention_forward(Tensor out, Tensor lse, Tensor qkv, int B, int T, int NH, int KVH, int hs) {
+  OpTimer timer(profiling());
+  const HeadLayout hl = head_layout(NH, KVH, hs);
+  const int W = hl.W(), C = NH * hs;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  float* o = fp(out, std::int64_t{B} * T * C, "flash attention out");
+  float* l_out = fp(lse, std::int64_t{B} * NH * T, "flash attention lse");
+  float* x = fp(qkv, std::int64_t{B} * T * W, "flash attention qkv");
+  const int br = std::min(kFlashRows, T), bc = std::min(kFlashCols, T);
+  Buffer scratch(*this, std::int64_t{br} * bc + std::int64_t{br} * hs + 2 * br);
+  float* sp = scratch.view().f32();
+  MatMap s_tile = mat(sp, br, bc, bc), acc_tile = mat(sp + br * bc, br, hs, hs);
+  double flops = 0.0;  // the tiles' matmul FLOPs: about half of the unfused kernel's T x T
+  Eigen::Map<Eigen::VectorXf> m_all(sp + br * bc + br * hs, br), l_all(sp + br * bc + br * hs + br, br);
+  for (int b = 0; b < B; ++b) {
+    float* base = x + std::int64_t{b} * T * W;
+    for (int h = 0; h < NH; ++h) {
+      MatMap q = mat(base + hl.q(h), T, hs, W), k = mat(base + hl.k(h), T, hs, W), v = mat(base + hl.v(h), T, hs, W);
+      MatMap y = mat(o + std::int64_t{b} * T * C + std::int64_t{h} * hs, T, hs, C);
+      float* lse_row = l_out + (std::int64_t{b} * NH + h) * T;
+      for (int i0 = 0; i0 < T; i0 += br) {
+        const int rows = std::min(br, T - i0), last = i0 + rows - 1;
+        auto m = m_all.head(rows), l = l_all.head(rows);
+        auto acc = acc_tile.topRows(rows);
+        m.setConstant(kNegInf);
+        l.setZero();
+        acc.setZero();
+        for (int j0 = 0; j0 <= last; j0 += bc) {
+          const int cols = std::min(bc, last + 1 - j0);
+          flops += 4.0 * rows * cols * hs;  // S = Q K^T and P V on this tile
+          auto st = s_tile.topLeftCorner(rows, cols);
+          st.noalias() = scale * (q.middleRows(i0, rows) * k.middleRows(j0, cols).transpose());
+          if (j0 + cols - 1 > i0) causal_mask(st, i0, j0);
+          for (int r = 0; r < rows; ++r) {
+            // Key j0 <= i0 + r for every row that sees this tile; a row that sees none keeps m (finite: key 0 came
+            // first) and gets exp(-inf) = 0 everywhere.
+            const float m_new = std::max(m(r), st.row(r).maxCoeff());
+            const float alpha = std::exp(m(r) - m_new);  // 0 on the first tile (m = -inf)
+            st.row(r).array() = (st.row(r).array() - m_new).exp();
+            l(r) = alpha * l(r) + st.row(r).sum();
+            acc.row(r) *= alpha;
+            m(r) = m_new;
+          }
+          acc.noalias() += st * v.middleRows(j0, cols);
+        }
+        for (int r = 0; r < rows; ++r) {
+          y.row(i0 + r) = acc.row(r) / l(r);
+          lse_row[i0 + r] = m(r) + std::log(l(r));
+        }
+      }
+    }
+  }
+  if (profiling()) record(OpKind::attention, timer.seconds(), flops);
+}
+
+void CpuBackend::flash_attention_backward(Tensor dqkv, Tensor dout, Tensor out, Tensor lse, Tensor qkv, int B, int T,
+                                          int NH, int KVH, int hs) {
+  OpTimer timer(profiling());
+  const HeadLayout hl = head_layout(NH, KVH, hs);
+  const int W = hl.W(), C = NH * hs;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  float* dx = fp(dqkv, std::int64_t{B} * T * W, "flash attention dqkv");
+  float* dy = fp(dout, std::int64_t{B} * T * C, "flash attention dout");
+  float* yo = fp(out, std::int64_t{B} * T * C, "flash attention out");
+  float* l_in = fp(lse, std::int64_t{B} * NH * T, "flash attention lse");
+  float* x = fp(qkv, std::int64_t{B} * T * W, "flash attention qkv");
+  const int br = std::min(kFlashRows, T), bc = std::min(kFlashCols, T);
+  Buffer scratch(*this, 2 * std::int64_t{br} * bc + T);
+  float* sp = scratch.view().f32();
+  MatMap p_tile = mat(sp, br, bc, bc), dp_tile = mat(sp + br * bc, br, bc, bc);
+  Eigen::Map<Eigen::VectorXf> d_all(sp + 2 * br * bc, T);
+  double flops = 0.0;
+  std::memset(dx, 0, sizeof(float) * static_cast<std::size_t>(B) * T * W);  // every gradient accumulates
+  for (int b = 0; b < B; ++b) {
+    const std::int64_t row = std::int64_t{b} * T * W;
+    for (int h = 0; h < NH; ++h) {
+      MatMap q = mat(x + row + hl.q(h), T, hs, W), k = mat(x + row + hl.k(h), T, hs, W),
+             v = mat(x + row + hl.v(h), T, hs, W);
+      MatMap dq = mat(dx + row + hl.q(h), T, hs, W), dk = mat(dx + row + hl.k(h), T, hs, W),
+             dv = mat(dx + row + hl.v(h), T, hs, W);
+      const std::int64_t yoff = std::int64_t{b} * T * C + std::int64_t{h} * hs;
+      MatMap g = mat(dy + yoff, T, hs, C), y = mat(yo + yoff, T, hs, C);
+      const Eigen::Map<const Eigen::VectorXf> lse_h(l_in + (std::int64_t{b} * NH + h) * T, T);
+      d_all = (g.array() * y.array()).rowwise().sum().matrix();  // D = rowsum(dY * Y)
+      for (int j0 = 0; j0 < T; j0 += bc) {
+        const int cols = std::min(bc, T - j0);
+        for (int i0 = j0 / br * br; i0 < T; i0 += br) {  // the query tiles that see keys j0 and later
+          const int rows = std::min(br, T - i0);
+          flops += 10.0 * rows * cols * hs;  // S again, dV, dP, dQ, dK
+          auto pt = p_tile.topLeftCorner(rows, cols);
+          auto dpt = dp_tile.topLeftCorner(rows, cols);
+          pt.noalias() = scale * (q.middleRows(i0, rows) * k.middleRows(j0, cols).transpose());
+          if (j0 + cols - 1 > i0) causal_mask(pt, i0, j0);
+          pt.array().colwise() -= lse_h.segment(i0, rows).array();
+          pt.array() = pt.array().exp();  // P, exactly 0 where masked
+          dv.middleRows(j0, cols).noalias() += pt.transpose() * g.middleRows(i0, rows);
+          dpt.noalias() = g.middleRows(i0, rows) * v.middleRows(j0, cols).transpose();
+          dpt.array().colwise() -= d_all.segment(i0, rows).array();
+          dpt.array() *= pt.array() * scale;  // dS, with the scores' 1/sqrt(hs)
+          dq.middleRows(i0, rows).noalias() += dpt * k.middleRows(j0, cols);
+          dk.middleRows(j0, cols).noalias() += dpt.transpose() * q.middleRows(i0, rows);
+        }
+      }
+    }
+  }
+  if (profiling()) record(OpKind::attention, timer.seconds(), flops);
 }
 
 // ---------------------------------------------------------------- embedding
@@ -338,7 +629,7 @@ void CpuBackend::embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor
   float* o = fp(out, std::int64_t{N} * C, "embedding out");
   const std::int32_t* tok = ip(tokens, N, "embedding tokens");
   const float* e = fp(wte, 0, "embedding wte");
-  const float* pe = fp(wpe, std::int64_t{T} * C, "embedding wpe");
+  const float* pe = wpe.empty() ? nullptr : fp(wpe, std::int64_t{T} * C, "embedding wpe");
   const std::int64_t vocab = wte.numel / C;
   for (int r = 0; r < N; ++r) {
     if (tok[r] < 0 || tok[r] >= vocab) {
@@ -346,8 +637,12 @@ void CpuBackend::embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor
                               std::to_string(vocab));
     }
     const float* er = e + std::int64_t{tok[r]} * C;
-    const float* pr = pe + std::int64_t{(row0 + r) % T} * C;
     float* orow = o + std::int64_t{r} * C;
+    if (pe == nullptr) {
+      for (int c = 0; c < C; ++c) orow[c] = er[c];
+      continue;
+    }
+    const float* pr = pe + std::int64_t{(row0 + r) % T} * C;
     for (int c = 0; c < C; ++c) orow[c] = er[c] + pr[c];
   }
   if (profiling()) record(OpKind::embedding, timer.seconds(), 0.0);
@@ -357,19 +652,18 @@ void CpuBackend::embedding_backward_weight(Tensor dwte, Tensor dwpe, Tensor dout
                                            int row0) {
   OpTimer timer(profiling());
   float* de = fp(dwte, 0, "embedding dwte");
-  float* dpe = fp(dwpe, std::int64_t{T} * C, "embedding dwpe");
+  float* dpe = dwpe.empty() ? nullptr : fp(dwpe, std::int64_t{T} * C, "embedding dwpe");
   const float* dy = fp(dout, std::int64_t{N} * C, "embedding dout");
   const std::int32_t* tok = ip(tokens, N, "embedding tokens");
   const std::int64_t vocab = dwte.numel / C;
   for (int r = 0; r < N; ++r) {
     if (tok[r] < 0 || tok[r] >= vocab) throw std::out_of_range("embedding backward: token outside the vocabulary");
     float* er = de + std::int64_t{tok[r]} * C;
-    float* pr = dpe + std::int64_t{(row0 + r) % T} * C;
     const float* g = dy + std::int64_t{r} * C;
-    for (int c = 0; c < C; ++c) {
-      er[c] += g[c];
-      pr[c] += g[c];
-    }
+    for (int c = 0; c < C; ++c) er[c] += g[c];
+    if (dpe == nullptr) continue;
+    float* pr = dpe + std::int64_t{(row0 + r) % T} * C;
+    for (int c = 0; c < C; ++c) pr[c] += g[c];
   }
   if (profiling()) record(OpKind::embedding, timer.seconds(), 0.0);
 }

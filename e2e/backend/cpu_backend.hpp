@@ -2,6 +2,8 @@
 // The CPU backend: fp32 everywhere, GEMMs through Eigen (its own cache blocking and vector kernels), the other
 // operations as plain loops in the order llm.c computes them. Deterministic: every reduction runs in a fixed
 // order, so the same inputs give bit-identical outputs on every call and every rank.
+#include <vector>
+
 #include "e2e/backend/backend.hpp"
 
 namespace zeropp::e2e {
@@ -31,11 +33,26 @@ class CpuBackend final : public Backend {
   void layernorm_backward_weight(Tensor dweight, Tensor dbias, Tensor dout, Tensor inp, Tensor mean, Tensor rstd, int N,
                                  int C) override;
 
+  void rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, int N, int C) override;
+  void rmsnorm_backward_input(Tensor dinp, Tensor dout, Tensor inp, Tensor rstd, Tensor weight, int N, int C,
+                              bool accumulate) override;
+  void rmsnorm_backward_weight(Tensor dweight, Tensor dout, Tensor inp, Tensor rstd, int N, int C) override;
+
+  void swiglu_forward(Tensor out, Tensor inp, int N, int F) override;
+  void swiglu_backward(Tensor dinp, Tensor inp, Tensor dout, int N, int F) override;
+
+  void rope(Tensor qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse) override;
+
   void gelu_forward(Tensor out, Tensor inp, std::int64_t n) override;
   void gelu_backward(Tensor dinp, Tensor inp, Tensor dout, std::int64_t n) override;
 
-  void attention_forward(Tensor out, Tensor att, Tensor qkv, int B, int T, int C, int NH) override;
-  void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor att, int B, int T, int C, int NH) override;
+  void grouped_attention_forward(Tensor out, Tensor att, Tensor qkv, int B, int T, int NH, int KVH, int hs) override;
+  void grouped_attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor att, int B, int T, int NH, int KVH,
+                                  int hs) override;
+  // Tiles of kFlashRows queries x kFlashCols keys; scratch O(tile + T) per call, counted by the allocator.
+  void flash_attention_forward(Tensor out, Tensor lse, Tensor qkv, int B, int T, int NH, int KVH, int hs) override;
+  void flash_attention_backward(Tensor dqkv, Tensor dout, Tensor out, Tensor lse, Tensor qkv, int B, int T, int NH,
+                                int KVH, int hs) override;
 
   void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe, int N, int T, int C, int row0) override;
   void embedding_backward_weight(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens, int N, int T, int C,
@@ -55,6 +72,15 @@ class CpuBackend final : public Backend {
   void adamw_update(Tensor params, Tensor grads, Tensor m, Tensor v, std::int64_t n, const AdamWArgs& args) override;
 
  private:
+  // cos and sin of every (position, pair) angle of the last rope() shape, computed in double once.
+  struct RopeTable {
+    int T = 0, rotary_dims = 0;
+    double theta = 0;
+    std::vector<float> cos, sin;  // [T, rotary_dims / 2]
+  };
+  const RopeTable& rope_table(int T, int rotary_dims, double theta);
+  RopeTable rope_table_;
+
   void* raw_allocate(std::size_t bytes) override;
   void raw_deallocate(void* p) noexcept override;
 };

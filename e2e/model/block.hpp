@@ -2,9 +2,11 @@
 // One transformer block's forward, input-gradient (B) and weight-gradient (W) passes, with their stash.
 // Internal to the model (chunk.cpp drives it); tests reach it through Chunk.
 //
-//   ln1 = LN(x)            qkv = ln1 Wqkv^T + bqkv         atty = attention(qkv)
-//   res2 = x + atty Wattproj^T + battproj                  ln2 = LN(res2)
-//   fch = ln2 Wfc^T + bfc  out = res2 + gelu(fch) Wfcproj^T + bfcproj
+//   n1 = norm1(x)          qkv = n1 Wqkv^T (+ bqkv)        [q, k rotated in place: RoPE]
+//   atty = attention(qkv)  (unfused: saves the softmax; flash: saves the log-sum-exp)
+//   res2 = x + atty Wattproj^T (+ battproj)                 n2 = norm2(res2)
+//   fch = n2 Wfc^T (+ bfc) act = gelu(fch) or swiglu(fch)   out = res2 + act Wfcproj^T (+ bfcproj)
+// norm is LayerNorm (GPT) or RMSNorm (Llama); the biases exist in the GPT layer only (gpt_config.hpp).
 // Under TP the linears are sliced (tensor_parallel.hpp); "full" buffers hold all B*T rows, the others the rows
 // this rank owns (all rows without sequence parallelism, where the full and local buffers are the same).
 #include "e2e/backend/backend.hpp"
@@ -15,16 +17,28 @@ namespace zeropp::e2e {
 
 struct BlockShape {
   int b = 1, T = 1, C = 1, NH = 1, F = 1;
-  int t = 1;                                           // TP size
-  bool sp = false;                                     // sequence parallel
+  int t = 1;            // TP size
+  bool sp = false;      // sequence parallel
+  int KVH = 1;          // key/value heads (of the whole model)
+  bool llama = false;   // RMSNorm + SwiGLU (else LayerNorm + GELU)
+  int rotary_dims = 0;  // 0: learned positions (no RoPE)
+  double rope_theta = 10000;
+  bool flash = false;
   int rows() const { return sp ? b * T / t : b * T; }  // local rows N
   int full_rows() const { return b * T; }              // Nf
+  int hs() const { return C / NH; }
   int Cl() const { return C / t; }
   int Fl() const { return F / t; }
   int NHl() const { return NH / t; }
+  int KVHl() const { return KVH / t; }
+  int Ql() const { return (NHl() + 2 * KVHl()) * hs(); }  // this rank's QKV columns
+  int Ul() const { return llama ? 2 * Fl() : Fl(); }      // this rank's first-MLP-linear columns
 };
+// The shape of the blocks of `g` for micro-batch size b under `tp`.
+BlockShape block_shape(const GptConfig& g, int b, const TensorParallel& tp);
 
-// Views of one block's parameters (or gradients: same offsets) in a chunk's flat buffer.
+// Views of one block's parameters (or gradients: same offsets) in a chunk's flat buffer; the views of parameters
+// the layer does not have (biases and norm shifts of a Llama layer) are empty.
 struct BlockTensors {
   Tensor ln1_w, ln1_b, qkv_w, qkv_b, attproj_w, attproj_b, ln2_w, ln2_b, fc_w, fc_b, fcproj_w, fcproj_b;
 };
@@ -35,15 +49,15 @@ BlockTensors block_tensors(Tensor flat, const ChunkLayout&, int local_block);
 struct BlockStash {
   // forward
   Buffer x;                        // block input [N, C] (owned here; the previous block's output)
-  Buffer ln1, ln1_mean, ln1_rstd;  // [N, C], [N], [N]
+  Buffer ln1, ln1_mean, ln1_rstd;  // [N, C], [N], [N] (mean: LayerNorm only)
   Buffer ln1_full;                 // [Nf, C] (SP only: all-gathered ln1)
-  Buffer qkv, att, atty;           // [Nf, 3Cl], [b, NHl, T, T], [Nf, Cl]
+  Buffer qkv, att, lse, atty;      // [Nf, Ql], unfused [b, NHl, T, T] or flash [b, NHl, T] (f32), [Nf, Cl]
   Buffer res2, ln2, ln2_mean, ln2_rstd, ln2_full;
-  Buffer fch, fch_gelu;  // [Nf, Fl]
+  Buffer fch, fch_gelu;  // [Nf, Ul], [Nf, Fl]: the first MLP linear's output and its activation
   // backward (kept for W)
   Buffer dout;        // [Nf, C] gradient of the block output (all-gathered under SP)
   Buffer dres2_full;  // [Nf, C] gradient of res2 (all-gathered under SP)
-  Buffer dfch, dqkv;  // [Nf, Fl], [Nf, 3Cl]
+  Buffer dfch, dqkv;  // [Nf, Ul], [Nf, Ql]
   Buffer dln1, dln2;  // [N, C]
 
   void free_forward_only();  // after B: what W does not need
@@ -67,10 +81,21 @@ class BlockRunner {
   void row_parallel_forward(Tensor out_local, Tensor inp_full, Tensor w, Tensor bias, int IC, int OC);
   // dinp_local[N, IC] = the TP sum of dout_full[Nf, OC] @ w (the column-parallel linear's input gradient).
   void column_parallel_backward(Tensor dinp_local, Tensor dout_full, Tensor w, int IC, int OC);
+  void attention_forward(BlockStash& st);
+  void attention_backward(BlockStash& st, Tensor datty);
 
   Backend& be_;
   BlockShape s_;
   TensorParallel tp_;
 };
+
+// The norm of a GPT layer (LayerNorm: mean and rstd saved) or a Llama layer (RMSNorm: rstd only, mean empty), on
+// N rows of C, shared by the blocks and the final norm of the head.
+void norm_forward(Backend&, bool rms, Buffer& out, Buffer& mean, Buffer& rstd, Tensor x, Tensor w, Tensor b, int N,
+                  int C);
+void norm_backward_input(Backend&, bool rms, Tensor dinp, Tensor dout, Tensor x, Tensor mean, Tensor rstd, Tensor w,
+                         int N, int C, bool accumulate);
+void norm_backward_weight(Backend&, bool rms, Tensor dw, Tensor db, Tensor dout, Tensor x, Tensor mean, Tensor rstd,
+                          int N, int C);
 
 }  // namespace zeropp::e2e

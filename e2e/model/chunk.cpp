@@ -229,12 +229,10 @@ void Chunk::run_forward(ChunkStash& st) {
   if (s.has_embedding) {
     st.blocks[0].x = Buffer(*backend_, nc, dt);
     const ParamSegment& wte = layout_.segment(ParamKind::wte);
-    const ParamSegment& wpe = layout_.segment(ParamKind::wpe);
     backend_->embedding_forward(st.blocks[0].x.view(), st.tokens.view(), params_.slice(wte.offset, wte.numel),
-                                params_.slice(wpe.offset, wpe.numel), N, g.T, C, row0);
+                                view_of(params_, ParamKind::wpe), N, g.T, C, row0);
   }
-  const BlockShape shape{s.micro_batch, g.T, C, g.NH, g.F, tp_.size, tp_.sequence_parallel && tp_.size > 1};
-  BlockRunner runner(*backend_, shape, tp_);
+  BlockRunner runner(*backend_, block_shape(g, s.micro_batch, tp_), tp_);
   for (int i = 0; i < s.num_blocks; ++i) {
     Buffer* next;
     if (i + 1 < s.num_blocks) {
@@ -246,16 +244,12 @@ void Chunk::run_forward(ChunkStash& st) {
     runner.forward(block_tensors(params_, layout_, i), st.blocks[static_cast<std::size_t>(i)], next->view());
   }
   if (s.has_head) {
-    const ParamSegment wte = *layout_.wte();
-    const ParamSegment& lw = layout_.segment(ParamKind::lnf_w);
-    const ParamSegment& lb = layout_.segment(ParamKind::lnf_b);
-    st.lnf = Buffer(*backend_, nc, dt);
-    st.lnf_mean = Buffer(*backend_, N);
-    st.lnf_rstd = Buffer(*backend_, N);
-    backend_->layernorm_forward(st.lnf.view(), st.lnf_mean.view(), st.lnf_rstd.view(), st.lnf_in.view(),
-                                params_.slice(lw.offset, lw.numel), params_.slice(lb.offset, lb.numel), N, C);
+    const ParamSegment head = layout_.head_weight();
+    norm_forward(*backend_, g.rmsnorm(), st.lnf, st.lnf_mean, st.lnf_rstd, st.lnf_in.view(),
+                 view_of(params_, ParamKind::lnf_w), view_of(params_, ParamKind::lnf_b), N, C);
     st.probs = Buffer(*backend_, std::int64_t{N} * g.V, dt);
-    backend_->linear_forward(st.probs.view(), st.lnf.view(), params_.slice(wte.offset, wte.numel), Tensor{}, N, C, g.V);
+    backend_->linear_forward(st.probs.view(), st.lnf.view(), params_.slice(head.offset, head.numel), Tensor{}, N, C,
+                             g.V);
     Buffer losses(*backend_, N);
     backend_->crossentropy_forward(losses.view(), st.probs.view(), st.probs.view(), st.targets.view(), N, g.V);
     st.loss = backend_->sum(losses.view()) / N;
@@ -275,16 +269,15 @@ void Chunk::backward_input(int mb, Tensor output_grad) {
   const DType dt = backend_->compute_dtype();
   Buffer dcur(*backend_, nc, dt);
   if (s.has_head) {
-    const ParamSegment wte = *layout_.wte();
-    const ParamSegment& lw = layout_.segment(ParamKind::lnf_w);
+    const ParamSegment head = layout_.head_weight();
     // The objective is the mean over every token of the iteration (ChunkSpec::loss_microbatches).
     const float scale = 1.0f / (static_cast<float>(s.loss_microbatches) * s.micro_batch * g.T);
     backend_->crossentropy_backward(st.probs.view(), st.probs.view(), st.targets.view(), N, g.V, scale);
     st.dlnf = Buffer(*backend_, nc, dt);
-    backend_->linear_backward_input(st.dlnf.view(), st.probs.view(), params_.slice(wte.offset, wte.numel), N, C, g.V,
+    backend_->linear_backward_input(st.dlnf.view(), st.probs.view(), params_.slice(head.offset, head.numel), N, C, g.V,
                                     false);
-    backend_->layernorm_backward_input(dcur.view(), st.dlnf.view(), st.lnf_in.view(), st.lnf_mean.view(),
-                                       st.lnf_rstd.view(), params_.slice(lw.offset, lw.numel), N, C, false);
+    norm_backward_input(*backend_, g.rmsnorm(), dcur.view(), st.dlnf.view(), st.lnf_in.view(), st.lnf_mean.view(),
+                        st.lnf_rstd.view(), view_of(params_, ParamKind::lnf_w), N, C, false);
   } else {
     if (output_grad.numel != nc) {
       throw std::invalid_argument(label() + ": B output gradient has " + std::to_string(output_grad.numel) +
@@ -293,8 +286,7 @@ void Chunk::backward_input(int mb, Tensor output_grad) {
     backend_->copy(dcur.view(), output_grad, nc);
     st.output.reset();
   }
-  const BlockShape shape{s.micro_batch, g.T, C, g.NH, g.F, tp_.size, tp_.sequence_parallel && tp_.size > 1};
-  BlockRunner runner(*backend_, shape, tp_);
+  BlockRunner runner(*backend_, block_shape(g, s.micro_batch, tp_), tp_);
   for (int i = s.num_blocks - 1; i >= 0; --i) {
     Buffer dx(*backend_, nc, dt);
     runner.backward_input(block_tensors(params_, layout_, i), st.blocks[static_cast<std::size_t>(i)], std::move(dcur),
@@ -320,23 +312,19 @@ void Chunk::backward_weight(int mb) {
   const int N = rows(), C = g.C;
   const int row0 = tp_.sequence_parallel && tp_.size > 1 ? tp_.rank * N : 0;
   if (s.has_head) {
-    const ParamSegment wte = *layout_.wte();
-    const ParamSegment& lw = layout_.segment(ParamKind::lnf_w);
-    const ParamSegment& lb = layout_.segment(ParamKind::lnf_b);
-    backend_->linear_backward_weight(grads_.slice(wte.offset, wte.numel), Tensor{}, st.probs.view(), st.lnf.view(), N,
+    const ParamSegment head = layout_.head_weight();
+    backend_->linear_backward_weight(grads_.slice(head.offset, head.numel), Tensor{}, st.probs.view(), st.lnf.view(), N,
                                      C, g.V);
-    backend_->layernorm_backward_weight(grads_.slice(lw.offset, lw.numel), grads_.slice(lb.offset, lb.numel),
-                                        st.dlnf.view(), st.lnf_in.view(), st.lnf_mean.view(), st.lnf_rstd.view(), N, C);
+    norm_backward_weight(*backend_, g.rmsnorm(), view_of(grads_, ParamKind::lnf_w), view_of(grads_, ParamKind::lnf_b),
+                         st.dlnf.view(), st.lnf_in.view(), st.lnf_mean.view(), st.lnf_rstd.view(), N, C);
   }
-  const BlockShape shape{s.micro_batch, g.T, C, g.NH, g.F, tp_.size, tp_.sequence_parallel && tp_.size > 1};
-  BlockRunner runner(*backend_, shape, tp_);
+  BlockRunner runner(*backend_, block_shape(g, s.micro_batch, tp_), tp_);
   for (int i = s.num_blocks - 1; i >= 0; --i) {
     runner.backward_weight(block_tensors(grads_, layout_, i), st.blocks[static_cast<std::size_t>(i)]);
   }
   if (s.has_embedding) {
     const ParamSegment& wte = layout_.segment(ParamKind::wte);
-    const ParamSegment& wpe = layout_.segment(ParamKind::wpe);
-    backend_->embedding_backward_weight(grads_.slice(wte.offset, wte.numel), grads_.slice(wpe.offset, wpe.numel),
+    backend_->embedding_backward_weight(grads_.slice(wte.offset, wte.numel), view_of(grads_, ParamKind::wpe),
                                         st.demb.view(), st.tokens.view(), N, g.T, C, row0);
   }
   stash_.erase(mb);
@@ -358,6 +346,11 @@ double Chunk::grad_sum_squares() const {
     total += backend_->sum_squares(grads_.slice(seg.offset, seg.numel));
   }
   return total;
+}
+
+Tensor Chunk::view_of(Tensor flat, ParamKind kind) const {
+  const ParamSegment* s = layout_.find(std::string(param_kind_name(kind)));
+  return s == nullptr ? Tensor{} : flat.slice(s->offset, s->numel);
 }
 
 Tensor Chunk::tied_embedding_grad() const {

@@ -1,5 +1,6 @@
 #pragma once
-// A chunk (virtual stage) of the GPT: what one schedule action F/B/W/RECOMPUTE of (stage, micro-batch) runs.
+// A chunk (virtual stage) of the model (GPT or Llama layers, gpt_config.hpp): what one schedule action F/B/W/RECOMPUTE
+// of (stage, micro-batch) runs.
 //
 // Activation stash, one per micro-batch `mb`, owned by the chunk:
 //   F(mb)          creates it (error if it exists). StashMode::keep saves everything B and W need;
@@ -105,6 +106,8 @@ class Chunk {
   std::map<int, std::unique_ptr<ChunkStash>> stash_;
 
   ChunkStash& stash_at(int mb, const char* action) const;
+  // The view of a segment outside the blocks (wpe, lnf_w, lnf_b) in `flat`; empty when the model has none.
+  Tensor view_of(Tensor flat, ParamKind kind) const;
   void run_forward(ChunkStash&);
 };
 

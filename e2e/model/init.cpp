@@ -26,25 +26,39 @@ double normal(std::uint64_t key, std::int64_t index) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 
+// Row of the unsliced QKV projection [C + 2 KVW, C] that TP rank `rank`'s local row r holds: its query heads'
+// rows, then its key heads', then its value heads' (layout.hpp).
+std::int64_t qkv_full_row(const GptConfig& g, int t, int rank, std::int64_t r) {
+  const std::int64_t C = g.C, Cl = C / t, KVW = g.kv_width(), KVl = KVW / t;
+  if (r < Cl) return rank * Cl + r;
+  if (r < Cl + KVl) return C + rank * KVl + (r - Cl);
+  return C + KVW + rank * KVl + (r - Cl - KVl);
+}
+
+// Row of the unsliced first MLP linear [U, C] (U = F, or 2F for SwiGLU's gate then up) for local row r.
+std::int64_t up_full_row(const GptConfig& g, int t, int rank, std::int64_t r) {
+  const std::int64_t F = g.F, Fl = F / t;
+  if (r < Fl) return rank * Fl + r;
+  return F + rank * Fl + (r - Fl);  // SwiGLU's up rows
+}
+
 // Index in the unsliced tensor of element `local` of TP rank `rank`'s slice (layout.hpp's slicing rules).
 std::int64_t full_index(const GptConfig& g, ParamKind kind, int t, int rank, std::int64_t local) {
   if (t == 1) return local;
   const std::int64_t C = g.C, Cl = g.C / t, F = g.F, Fl = g.F / t;
   switch (kind) {
-    case ParamKind::qkv_w: {  // [3Cl, C] of [3C, C]: q, k and v rows of this rank's heads
-      const std::int64_t r = local / C, c = local % C;
-      return ((r / Cl) * C + rank * Cl + r % Cl) * C + c;
-    }
+    case ParamKind::qkv_w:  // [Ql, C] of [C + 2 KVW, C]
+      return qkv_full_row(g, t, rank, local / C) * C + local % C;
     case ParamKind::qkv_b:
-      return (local / Cl) * C + rank * Cl + local % Cl;
+      return qkv_full_row(g, t, rank, local);
     case ParamKind::attproj_w: {  // [C, Cl] of [C, C]: input columns
       const std::int64_t o = local / Cl, i = local % Cl;
       return o * C + rank * Cl + i;
     }
-    case ParamKind::fc_w:  // [Fl, C] of [F, C]: output rows
-      return rank * Fl * C + local;
+    case ParamKind::fc_w:  // [Ul, C] of [U, C]: output rows
+      return up_full_row(g, t, rank, local / C) * C + local % C;
     case ParamKind::fc_b:
-      return rank * Fl + local;
+      return up_full_row(g, t, rank, local);
     case ParamKind::fcproj_w: {  // [C, Fl] of [C, F]: input columns
       const std::int64_t o = local / Fl, i = local % Fl;
       return o * F + rank * Fl + i;
@@ -92,36 +106,38 @@ void init_parameters(const ChunkLayout& layout, int tp_rank, std::uint64_t seed,
 }
 
 void slice_for_tp(const GptConfig& g, ParamKind kind, int tp_size, int tp_rank, const float* full, float* local) {
-  const std::int64_t C = g.C, Cl = g.C / tp_size, Fl = g.F / tp_size;
+  const std::int64_t C = g.C, Cl = g.C / tp_size, Ql = g.qkv_width() / tp_size, Fl = g.F / tp_size,
+                     Ul = g.up_width() / tp_size;
   std::int64_t n = 0;
   switch (kind) {
     case ParamKind::wte:
+    case ParamKind::lm_head:
       n = std::int64_t{g.V} * C;
       break;
     case ParamKind::wpe:
       n = std::int64_t{g.T} * C;
       break;
     case ParamKind::qkv_w:
-      n = 3 * Cl * C;
+      n = Ql * C;
       break;
     case ParamKind::qkv_b:
-      n = 3 * Cl;
+      n = Ql;
       break;
     case ParamKind::attproj_w:
       n = C * Cl;
       break;
     case ParamKind::fc_w:
-      n = Fl * C;
+      n = Ul * C;
       break;
     case ParamKind::fc_b:
-      n = Fl;
+      n = Ul;
       break;
     case ParamKind::fcproj_w:
       n = C * Fl;
       break;
     default:
       n = C;
-      break;  // layer-norm weights and biases, attproj_b, fcproj_b
+      break;  // norm weights and shifts, attproj_b, fcproj_b
   }
   for (std::int64_t i = 0; i < n; ++i) local[i] = full[full_index(g, kind, tp_size, tp_rank, i)];
 }

@@ -41,6 +41,8 @@ std::string_view param_kind_name(ParamKind k) {
       return "lnf_w";
     case ParamKind::lnf_b:
       return "lnf_b";
+    case ParamKind::lm_head:
+      return "lm_head";
   }
   return "?";
 }
@@ -69,23 +71,36 @@ struct BlockPart {
   bool sliced;
 };
 std::vector<BlockPart> block_parts(const GptConfig& g, int t) {
-  const std::int64_t C = g.C, Cl = g.C / t, Fl = g.F / t;
-  return {
-      {ParamKind::ln1_w, C, false, false},        {ParamKind::ln1_b, C, false, false},
-      {ParamKind::qkv_w, 3 * Cl * C, true, true}, {ParamKind::qkv_b, 3 * Cl, false, true},
-      {ParamKind::attproj_w, C * Cl, true, true}, {ParamKind::attproj_b, C, false, false},
-      {ParamKind::ln2_w, C, false, false},        {ParamKind::ln2_b, C, false, false},
-      {ParamKind::fc_w, Fl * C, true, true},      {ParamKind::fc_b, Fl, false, true},
-      {ParamKind::fcproj_w, C * Fl, true, true},  {ParamKind::fcproj_b, C, false, false},
+  const std::int64_t C = g.C, Cl = g.C / t, Ql = g.qkv_width() / t, Fl = g.F / t, Ul = g.up_width() / t;
+  const bool bias = g.biases(), shift = !g.rmsnorm();
+  std::vector<BlockPart> parts;
+  auto add = [&](ParamKind kind, std::int64_t numel, bool decay, bool sliced, bool present = true) {
+    if (present) parts.push_back({kind, numel, decay, sliced});
   };
+  add(ParamKind::ln1_w, C, false, false);
+  add(ParamKind::ln1_b, C, false, false, shift);
+  add(ParamKind::qkv_w, Ql * C, true, true);
+  add(ParamKind::qkv_b, Ql, false, true, bias);
+  add(ParamKind::attproj_w, C * Cl, true, true);
+  add(ParamKind::attproj_b, C, false, false, bias);
+  add(ParamKind::ln2_w, C, false, false);
+  add(ParamKind::ln2_b, C, false, false, shift);
+  add(ParamKind::fc_w, Ul * C, true, true);
+  add(ParamKind::fc_b, Ul, false, true, bias);
+  add(ParamKind::fcproj_w, C * Fl, true, true);
+  add(ParamKind::fcproj_b, C, false, false, bias);
+  return parts;
 }
 }  // namespace
 
 ChunkLayout::ChunkLayout(const GptConfig& g, const ChunkSpec& s, int tp_size) : cfg_(g), spec_(s), tp_(tp_size) {
   validate(g);
-  if (tp_size < 1 || g.NH % tp_size != 0 || g.F % tp_size != 0) {
+  // Megatron's split: each rank holds heads/tp query heads and kv_heads/tp key/value heads (no KV replication).
+  if (tp_size < 1 || g.NH % tp_size != 0 || g.kv_heads() % tp_size != 0 || g.F % tp_size != 0) {
     throw SpecError("parallel.tp", "tp=" + std::to_string(tp_size) + " must divide heads=" + std::to_string(g.NH) +
-                                       " and ffn_hidden=" + std::to_string(g.F));
+                                       ", kv_heads=" + std::to_string(g.kv_heads()) +
+                                       " and ffn_hidden=" + std::to_string(g.F) +
+                                       " (the trainer splits KV heads as Megatron does and does not replicate them)");
   }
   if (s.num_blocks < 0 || s.first_block < 0 || s.first_block + s.num_blocks > g.L) {
     throw std::out_of_range("ChunkLayout: blocks outside [0, L)");
@@ -97,8 +112,8 @@ ChunkLayout::ChunkLayout(const GptConfig& g, const ChunkSpec& s, int tp_size) : 
   const std::int64_t C = g.C;
   if (s.has_embedding) {
     push("wte", ParamKind::wte, -1, std::int64_t{g.V} * C, true, false, false);
-    push("wpe", ParamKind::wpe, -1, std::int64_t{g.T} * C, true, false, false);
-  } else if (s.has_head) {
+    if (!g.rope) push("wpe", ParamKind::wpe, -1, std::int64_t{g.T} * C, true, false, false);
+  } else if (s.has_head && g.tied) {
     push("wte", ParamKind::wte, -1, std::int64_t{g.V} * C, true, false, true);
   }
   first_block_offset_ = numel_;
@@ -113,7 +128,8 @@ ChunkLayout::ChunkLayout(const GptConfig& g, const ChunkSpec& s, int tp_size) : 
   }
   if (s.has_head) {
     push("lnf_w", ParamKind::lnf_w, -1, C, false, false, false);
-    push("lnf_b", ParamKind::lnf_b, -1, C, false, false, false);
+    if (!g.rmsnorm()) push("lnf_b", ParamKind::lnf_b, -1, C, false, false, false);
+    if (!g.tied) push("lm_head", ParamKind::lm_head, -1, std::int64_t{g.V} * C, true, false, false);
   }
 }
 
@@ -140,6 +156,12 @@ std::int64_t ChunkLayout::block_offset(int local_block) const {
 std::optional<ParamSegment> ChunkLayout::wte() const {
   if (!segments_.empty() && segments_.front().kind == ParamKind::wte) return segments_.front();
   return std::nullopt;
+}
+
+ParamSegment ChunkLayout::head_weight() const {
+  if (!spec_.has_head) throw std::logic_error("ChunkLayout::head_weight on a chunk without the head");
+  if (!cfg_.tied) return segment(ParamKind::lm_head);
+  return *wte();
 }
 
 std::vector<std::pair<std::int64_t, std::int64_t>> ChunkLayout::decay_intervals(std::int64_t lo,

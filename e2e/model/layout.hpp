@@ -2,22 +2,27 @@
 // Where every parameter lives in a chunk's one flat buffer.
 //
 // A chunk (virtual stage) is a contiguous range of blocks, plus the embedding on the first stage and the final
-// layer norm + tied LM head on the last. Its parameters (and, with the same offsets, its gradients) form ONE
-// contiguous buffer, so ZeRO-3 shards / all-gathers / reduce-scatters a chunk as a flat array and ZeRO-1 runs
-// AdamW on a flat range of it. Order inside a chunk:
+// norm + LM head on the last. Its parameters (and, with the same offsets, its gradients) form ONE contiguous
+// buffer, so ZeRO-3 shards / all-gathers / reduce-scatters a chunk as a flat array and ZeRO-1 runs AdamW on a flat
+// range of it. Order inside a chunk (segments in [] exist only where the model has them: biases and LayerNorm
+// shifts in a GPT layer, the position table with learned positions; gpt_config.hpp):
 //   [wte V*C] [wpe T*C]                (first stage only)
-//   [wte V*C  -- tied copy]            (last stage only, when it is not also the first)
+//   [wte V*C  -- tied copy]            (last stage only, tied head, when it is not also the first)
 //   block first_block .. first_block+num_blocks-1, each:
-//     ln1_w C, ln1_b C, qkv_w 3Cl*C, qkv_b 3Cl, attproj_w C*Cl, attproj_b C,
-//     ln2_w C, ln2_b C, fc_w Fl*C, fc_b Fl, fcproj_w C*Fl, fcproj_b C      (Cl = C/t, Fl = F/t under TP)
+//     ln1_w C, [ln1_b C], qkv_w Ql*C, [qkv_b Ql], attproj_w C*Cl, [attproj_b C],
+//     ln2_w C, [ln2_b C], fc_w Ul*C, [fc_b Ul], fcproj_w C*Fl, [fcproj_b C]
+//   with, under TP t: Cl = C/t query columns, Ql = Cl + 2 KVl (KVl = KVH*hs/t key or value columns), Fl = F/t,
+//   Ul = Fl (GELU) or 2 Fl (SwiGLU: this rank's gate rows, then its up rows)
 //   [lnf_w C] [lnf_b C]                (last stage only)
-// So wte starts at offset 0 in both the first and the last chunk.
+//   [lm_head V*C]                      (last stage only, untied head)
+// So wte starts at offset 0 in the first chunk and in a tied last chunk.
 //
 // Tied embedding under PP (Megatron's method): the last stage keeps its own copy of wte, initialised
 // identically. Before clipping, the runtime all-reduces (sums) the wte gradient between the first and the last
 // stage (both then hold the full gradient; both apply the same AdamW step, so the copies stay equal). For the
 // global gradient norm the copy must be counted once: Chunk::grad_sum_squares excludes it. With a single stage
-// (first == last) there is no copy: the head uses the embedding's wte and both gradients accumulate into it.
+// (first == last) there is no copy: the head uses the embedding's wte and both gradients accumulate into it. An
+// untied head is a parameter of its own (lm_head), and nothing is synchronised.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,6 +39,7 @@ enum class ParamKind : std::uint8_t {
   ln1_w, ln1_b, qkv_w, qkv_b, attproj_w, attproj_b,    // block, attention half
   ln2_w, ln2_b, fc_w, fc_b, fcproj_w, fcproj_b,        // block, MLP half
   lnf_w, lnf_b,                                        // final layer norm (last stage)
+  lm_head,                                             // untied LM head (last stage)
 };
 // clang-format on
 std::string_view param_kind_name(ParamKind);  // "wte", "qkv_w", ...
@@ -54,7 +60,7 @@ struct ChunkSpec {
   int first_block = 0;
   int num_blocks = 0;
   bool has_embedding = false;  // first stage
-  bool has_head = false;       // last stage: final LN, tied LM head, cross-entropy
+  bool has_head = false;       // last stage: final norm, LM head, cross-entropy
   int micro_batch = 1;         // b (sequences per micro-batch)
   // The loss is the mean over every token of the iteration: the last chunk's backward scales the gradient by
   // 1 / (loss_microbatches * b * T). Set loss_microbatches to the global number of micro-batches per iteration
@@ -82,6 +88,9 @@ class ChunkLayout {
 
   // The wte segment this chunk holds (the embedding's or the head's copy), if any.
   std::optional<ParamSegment> wte() const;
+  // The LM head's weight [V, C] on a chunk with the head: lm_head when untied, else wte (its copy, or the
+  // embedding's own on a single stage).
+  ParamSegment head_weight() const;
   // Intervals [lo, hi) (relative to `lo_range`) inside [lo_range, hi_range) that get weight decay.
   std::vector<std::pair<std::int64_t, std::int64_t>> decay_intervals(std::int64_t lo_range,
                                                                      std::int64_t hi_range) const;
@@ -97,10 +106,10 @@ class ChunkLayout {
 };
 
 // Deterministic GPT-2 initialisation of a chunk's flat parameters (host memory, layout.numel() floats):
-// weights normal(0, 0.02), residual projections (attproj_w, fcproj_w) normal(0, 0.02/sqrt(2L)), biases 0,
-// layer-norm weights 1. Every element's value is a function of (seed, kind, layer, its index in the UNSLICED
-// tensor) only (counter-based RNG), so any split into stages, TP slices or ZeRO shards sees the same numbers as
-// the single-rank model; the last stage's wte copy equals the first stage's wte.
+// weights normal(0, 0.02) (the untied head too), residual projections (attproj_w, fcproj_w) normal(0,
+// 0.02/sqrt(2L)), biases 0, norm weights 1. Every element's value is a function of (seed, kind, layer, its index in the
+// UNSLICED tensor) only (counter-based RNG), so any split into stages, TP slices or ZeRO shards sees the same numbers
+// as the single-rank model; the last stage's wte copy equals the first stage's wte.
 void init_parameters(const ChunkLayout&, int tp_rank, std::uint64_t seed, float* host_params);
 
 // Copies the TP slice of one unsliced tensor (`full`, as in a tp_size = 1 layout) into `local` for TP rank

@@ -120,16 +120,27 @@ nlohmann::json to_json(const ModelComparison& c) {
                      {"measured_mean_s", k.measured_mean},
                      {"predicted_mean_s", k.predicted_mean},
                      {"relative_error", relative_error(k.predicted_mean, k.measured_mean)}});
-  return {{"costs", c.costs},
-          {"kinds", kinds},
-          {"measured_iteration_s", c.measured_iteration},
-          {"predicted_iteration_s", c.predicted_iteration},
-          {"iteration_relative_error", relative_error(c.predicted_iteration, c.measured_iteration)},
-          {"predicted_bubble_fraction", c.predicted_bubble}};
+  nlohmann::json j = {{"costs", c.costs},
+                      {"kinds", kinds},
+                      {"measured_iteration_s", c.measured_iteration},
+                      {"predicted_iteration_s", c.predicted_iteration},
+                      {"iteration_relative_error", relative_error(c.predicted_iteration, c.measured_iteration)},
+                      {"predicted_bubble_fraction", c.predicted_bubble},
+                      {"oversubscribed", !c.oversubscribed.empty()}};
+  if (!c.oversubscribed.empty()) j["warning"] = oversubscription_warning(c);
+  return j;
+}
+
+std::string oversubscription_warning(const ModelComparison& c) {
+  return fmt::format(
+      "{}: the measured times include waiting for a core (or GPU) that the model does not price, so "
+      "this comparison is not meaningful; run with at most one rank per core (GPU)",
+      c.oversubscribed);
 }
 
 std::string format_table(const ModelComparison& c) {
   std::string out = fmt::format("model comparison (simulator with {} costs), mean per action:\n", c.costs);
+  if (!c.oversubscribed.empty()) out += "  WARNING: " + oversubscription_warning(c) + "\n";
   out += fmt::format("  {:<12} {:>10} {:>14} {:>14} {:>9}\n", "action", "per iter", "measured ms", "predicted ms",
                      "error");
   for (const KindComparison& k : c.kinds)

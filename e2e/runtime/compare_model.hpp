@@ -31,6 +31,9 @@ struct ModelComparison {
   double measured_iteration = 0;  // seconds
   double predicted_iteration = 0;
   double predicted_bubble = 0;  // fraction
+  // Set when the ranks outnumber the cores (or GPUs) they ran on (oversubscription.hpp): the measured times then
+  // include waiting for a core, which the model does not price, and the comparison is not meaningful.
+  std::string oversubscribed;
 };
 
 // Measured per-(type, stage) means as a cost table (events with step >= first_step, all ranks).
@@ -43,7 +46,8 @@ ModelComparison compare_with_model(const schedule::Program&, const RankLayout&,
                                    double measured_iteration, const std::optional<simulate::ActionCosts>& costs,
                                    const std::string& costs_name);
 
-nlohmann::json to_json(const ModelComparison&);
+nlohmann::json to_json(const ModelComparison&);  // "oversubscribed" (bool) and, when true, "warning"
+std::string oversubscription_warning(const ModelComparison&);
 std::string format_table(const ModelComparison&);
 
 }  // namespace zeropp::e2e

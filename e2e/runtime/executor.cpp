@@ -68,7 +68,7 @@ Executor::Executor(Backend& backend, RankGroups& groups, const RankLayout& layou
 void Executor::reset_memory_peaks() {
   peaks_ = {};
   backend_->reset_peak();
-  sample_memory();
+  sample_memory(model_state_and_comm_bytes());
 }
 
 int Executor::tag(int direction, int stage, int mb) const {
@@ -100,6 +100,8 @@ IterationResult Executor::run_iteration(int step, MeasuredTrace* trace) {
   for (std::size_t i = 0; i < program_->size(); ++i) {
     const Action& a = (*program_)[i];
     const double t0 = trace ? now_seconds() : 0.0;
+    const std::int64_t held_before = model_state_and_comm_bytes();
+    backend_->reset_peak();  // the allocator's peak inside this action
     {
       const Watchdog::Scope watched(schedule::is_compute(a.type) ? nullptr : opt_.watchdog, *this,
                                     step * slots + static_cast<std::int64_t>(i));
@@ -110,13 +112,14 @@ IterationResult Executor::run_iteration(int step, MeasuredTrace* trace) {
       }
     }
     if (trace) trace->record(a, step, t0, now_seconds());
-    sample_memory();
+    sample_memory(held_before);
     ++result_.actions;
   }
   {
     const Watchdog::Scope watched(opt_.watchdog, *this, step * slots + slots - 1);
     groups_->pp->flush();
   }
+  sample_memory(model_state_and_comm_bytes());
   if (!act_in_.empty() || !grad_in_.empty() || !grad_out_.empty())
     throw std::logic_error(fmt::format("pipeline rank {}: {} activations / gradients received or kept but never used",
                                        groups_->coords.pp, act_in_.size() + grad_in_.size() + grad_out_.size()));
@@ -308,6 +311,7 @@ void Executor::fused_backward(int stage, int mb) {
 
 void Executor::sync_tied_embedding() {
   const RankCoords& c = groups_->coords;
+  if (!cfg_.tied) return;                    // an untied head has its own weight: nothing to share
   if (plan_->program.stages() == 1) return;  // one stage: the head uses the embedding's wte itself
   if (c.pp != 0 && c.pp != layout_.pp() - 1) return;
   const std::int64_t vc = static_cast<std::int64_t>(cfg_.V) * cfg_.C;
@@ -359,7 +363,17 @@ void Executor::finish_iteration(int step) {
   }
 }
 
-void Executor::sample_memory() {
+std::int64_t Executor::model_state_and_comm_bytes() const {
+  std::int64_t n = comm_buffer_bytes_;
+  for (const auto& cs : chunks_) n += cs->param_bytes() + cs->grad_bytes() + cs->optimizer_bytes();
+  return n;
+}
+
+// The categories at the end of the last action, and the allocator's real peak inside it: activations are that peak
+// less the model states and communication buffers held, taking the larger of their sizes before and after the
+// action (an action that gathers parameters or allocates gradients holds them through its compute; one that frees
+// them does so after it), so transient buffers inside an action (attention scratch, a B's temporaries) count.
+void Executor::sample_memory(std::int64_t held_before) {
   MemoryPeaks now;
   for (auto& cs : chunks_) {
     now.params += cs->param_bytes();
@@ -367,14 +381,14 @@ void Executor::sample_memory() {
     now.optimizer += cs->optimizer_bytes();
   }
   now.comm = comm_buffer_bytes_;
-  now.total = static_cast<std::int64_t>(backend_->bytes_in_use());
-  now.activations = now.total - now.params - now.grads - now.optimizer - now.comm;
+  const std::int64_t held = std::max(held_before, now.params + now.grads + now.optimizer + now.comm);
+  const auto peak = static_cast<std::int64_t>(backend_->peak_bytes());
   peaks_.params = std::max(peaks_.params, now.params);
   peaks_.grads = std::max(peaks_.grads, now.grads);
   peaks_.optimizer = std::max(peaks_.optimizer, now.optimizer);
   peaks_.comm = std::max(peaks_.comm, now.comm);
-  peaks_.activations = std::max(peaks_.activations, now.activations);
-  peaks_.total = std::max<std::int64_t>(peaks_.total, static_cast<std::int64_t>(backend_->peak_bytes()));
+  peaks_.activations = std::max(peaks_.activations, peak - held);
+  peaks_.total = std::max(peaks_.total, peak);
 }
 
 }  // namespace zeropp::e2e

@@ -48,7 +48,8 @@ struct IterationResult {
   std::int64_t actions = 0;
 };
 
-// Bytes held per category, at the moment of the peak of each.
+// Bytes held per category, at the moment of the peak of each; total and activations from the backend
+// allocator's own peak (every Buffer), not from samples between actions.
 struct MemoryPeaks {
   std::int64_t params = 0, grads = 0, optimizer = 0, comm = 0, activations = 0, total = 0;
 };
@@ -75,7 +76,8 @@ class Executor : private WaitSite {
   void fused_backward(int stage, int mb);
   void finish_iteration(int step);  // the OPT_STEP work
   void sync_tied_embedding();
-  void sample_memory();
+  void sample_memory(std::int64_t held_before);
+  std::int64_t model_state_and_comm_bytes() const;
   ChunkState& chunk_for(int stage, const schedule::Action&);
   int tag(int direction, int stage, int mb) const;
   Buffer take(std::map<std::pair<int, int>, Buffer>&, int stage, int mb);

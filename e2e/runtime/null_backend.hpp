@@ -23,10 +23,18 @@ class NullBackend final : public Backend {
   void layernorm_forward(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, int, int) override {}
   void layernorm_backward_input(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, int, int, bool) override {}
   void layernorm_backward_weight(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, int, int) override {}
+  void rmsnorm_forward(Tensor, Tensor, Tensor, Tensor, int, int) override {}
+  void rmsnorm_backward_input(Tensor, Tensor, Tensor, Tensor, Tensor, int, int, bool) override {}
+  void rmsnorm_backward_weight(Tensor, Tensor, Tensor, Tensor, int, int) override {}
+  void swiglu_forward(Tensor, Tensor, int, int) override {}
+  void swiglu_backward(Tensor, Tensor, Tensor, int, int) override {}
+  void rope(Tensor, int, int, int, int, int, int, double, bool) override {}
   void gelu_forward(Tensor, Tensor, std::int64_t) override {}
   void gelu_backward(Tensor, Tensor, Tensor, std::int64_t) override {}
-  void attention_forward(Tensor, Tensor, Tensor, int, int, int, int) override {}
-  void attention_backward(Tensor, Tensor, Tensor, Tensor, int, int, int, int) override {}
+  void grouped_attention_forward(Tensor, Tensor, Tensor, int, int, int, int, int) override {}
+  void grouped_attention_backward(Tensor, Tensor, Tensor, Tensor, int, int, int, int, int) override {}
+  void flash_attention_forward(Tensor, Tensor, Tensor, int, int, int, int, int) override {}
+  void flash_attention_backward(Tensor, Tensor, Tensor, Tensor, Tensor, int, int, int, int, int) override {}
   void embedding_forward(Tensor, Tensor, Tensor, Tensor, int, int, int, int) override {}
   void embedding_backward_weight(Tensor, Tensor, Tensor, Tensor, int, int, int, int) override {}
   void crossentropy_forward(Tensor, Tensor, Tensor, Tensor, int, int) override {}

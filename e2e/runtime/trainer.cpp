@@ -1,5 +1,7 @@
 #include "e2e/runtime/trainer.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,6 +16,7 @@
 #include "cost_model/schedule/plan_program.hpp"
 #include "cost_model/search/search.hpp"
 #include "cost_model/simulate/costs_from_plan.hpp"
+#include "cost_model/simulate/simulator.hpp"
 #include "cost_model/spec/atomic_file.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
@@ -23,6 +26,7 @@
 #include "e2e/runtime/compare_model.hpp"
 #include "e2e/runtime/executor.hpp"
 #include "e2e/runtime/null_backend.hpp"
+#include "e2e/runtime/oversubscription.hpp"
 #include "e2e/runtime/reference_check.hpp"
 #include "e2e/runtime/watchdog.hpp"
 
@@ -54,9 +58,27 @@ std::string default_out_path(const TrainerOptions& opt, const Plan& plan, int wo
   return fmt::format("results/runs/{}-{}-w{}.json", stem, to_string(plan.parallel.strategy), world);
 }
 
-// The fastest feasible plan the search finds for an experiment (of one strategy when given).
-Plan plan_from_experiment(const std::string& name, const std::string& strategy) {
-  const search::SearchResult result = search::run_search(load_experiment(name));
+// A seq_len override is the training length s a HuggingFace config is read at (zeropp's --seq): the mapping's
+// rules that depend on s (a sliding window, a learned position table) see it.
+ModelOptions model_options(const std::vector<std::string>& overrides) {
+  ModelOptions o;
+  for (const std::string& item : overrides) {
+    if (item.rfind("seq_len=", 0) != 0) continue;
+    ModelSpec scratch;
+    apply_model_override(scratch, item);  // checks the value
+    o.seq_len = scratch.seq_len;
+  }
+  return o;
+}
+
+// The fastest feasible plan the search finds for an experiment (of one strategy when given), for its model with
+// the --model-override sizes.
+Plan plan_from_experiment(const std::string& name, const std::string& strategy,
+                          const std::vector<std::string>& overrides) {
+  Experiment experiment = load_experiment(name, model_options(overrides));
+  for (const std::string& o : overrides) apply_model_override(experiment.model, o);
+  if (!overrides.empty()) validate(experiment);
+  const search::SearchResult result = search::run_search(experiment);
   if (strategy.empty()) {
     if (result.ranked.empty())
       throw SpecError("experiment", fmt::format("no plan of experiment {} fits in memory", name));
@@ -98,19 +120,39 @@ void inject_fault(const FaultInjection& fault, Job& job, int rank, int step) {
 struct Measured {
   std::vector<double> losses, grad_norms, step_seconds;
   std::int64_t actions_per_iteration = 0;
+  double profiled_seconds = 0;      // wall seconds of the steps the operation profile covers (after the warm-up)
+  double profiled_cpu_seconds = 0;  // this thread's CPU time over those steps (computing, or polling in MPI)
 };
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// The first step of several is the warm-up: the profile (like the throughput) covers the others.
+int first_profiled_step(int steps) { return steps > 1 ? 1 : 0; }
 
 Measured run_steps(Communicator& world, Job& job, const TrainerOptions& opt, MeasuredTrace& trace) {
   Measured m;
   trace.reserve(job.executor->program().size() * static_cast<std::size_t>(opt.steps));
+  const bool profile = !opt.trace_path.empty();
   for (int step = 0; step < opt.steps; ++step) {
+    if (profile && step == first_profiled_step(opt.steps)) {
+      job.backend->reset_stats();
+      job.backend->set_profiling(true);
+    }
     inject_fault(opt.fault, job, world.rank(), step);
-    const double t0 = now_seconds();
+    const double t0 = now_seconds(), cpu0 = thread_cpu_seconds();
     const IterationResult r = job.executor->run_iteration(step, &trace);
     const double seconds = now_seconds() - t0;
     m.losses.push_back(r.loss);
     m.grad_norms.push_back(r.grad_norm);
     m.step_seconds.push_back(seconds);
+    if (step >= first_profiled_step(opt.steps)) {
+      m.profiled_seconds += seconds;
+      m.profiled_cpu_seconds += thread_cpu_seconds() - cpu0;
+    }
     m.actions_per_iteration = r.actions;
     if (world.rank() == 0 && !opt.quiet)
       fmt::print("step {:>3}/{}: loss {:.6f}  grad norm {:.4f}  clip {:.3f}  {:.2f} ms\n", step + 1, opt.steps, r.loss,
@@ -129,6 +171,55 @@ double steady_seconds(const std::vector<double>& s) {
 
 std::string mib(double bytes) { return fmt::format("{:.2f}", bytes / (1024.0 * 1024.0)); }
 
+// The simulator's peak memory per pipeline rank for the plan (the analytic costs: memory.hpp's stored tensors per
+// layer, the framework's model states, gathered parameters and buffers), beside the trainer's measured peak.
+struct PredictedMemory {
+  std::vector<double> per_pp_rank;
+  std::string note;  // why there is none
+};
+
+PredictedMemory predicted_peaks(const Job& job) {
+  PredictedMemory out;
+  try {
+    const simulate::SimResult sim = simulate::simulate(job.program.program, simulate::costs_from_plan(job.plan));
+    for (const simulate::RankSummary& r : sim.ranks) out.per_pp_rank.push_back(r.peak_memory_bytes);
+  } catch (const std::exception& e) {
+    out.note = e.what();
+  }
+  return out;
+}
+
+// Per rank, the share of the profiled steps' wall time in each operation kind (the CPU backend times operations
+// in thread CPU time, equal to wall time on a core the rank has to itself); "other" is the rest: communication,
+// waiting, the runtime. On a shared or oversubscribed machine the rank is also preempted, so the GEMM share of the
+// rank's own CPU time (which includes polling in MPI) is printed beside it.
+nlohmann::json report_profile(const std::vector<std::vector<double>>& all) {
+  nlohmann::json ranks = nlohmann::json::array();
+  const auto kinds = static_cast<std::size_t>(OpKind::count);
+  fmt::print("time by operation over the profiled steps (share of the step's wall time per rank):\n");
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const auto& v = all[r];
+    const double cpu = v[kinds], wall = v[kinds + 1];
+    const auto share = [](double part, double whole) { return whole > 0 ? 100 * part / whole : 0.0; };
+    nlohmann::json seconds = nlohmann::json::object();
+    std::string line;
+    double sum = 0;
+    for (std::size_t k = 0; k < kinds; ++k) {
+      sum += v[k];
+      if (v[k] <= 0) continue;
+      const std::string name(op_kind_name(static_cast<OpKind>(k)));
+      seconds[name] = v[k];
+      line += fmt::format("  {} {:.1f}%", name, share(v[k], wall));
+    }
+    const double gemm = v[static_cast<std::size_t>(OpKind::gemm)];
+    fmt::print("  rank {}:{}  other {:.1f}%  (wall {:.3f} s, thread CPU {:.3f} s; gemm {:.1f}% of the CPU time)\n", r,
+               line, share(std::max(0.0, wall - sum), wall), wall, cpu, share(gemm, cpu));
+    ranks.push_back({{"seconds", seconds}, {"step_wall_seconds", wall}, {"thread_cpu_seconds", cpu}});
+  }
+  return {{"per_rank", ranks},
+          {"clock", "operations: thread CPU time (cpu backend) or GPU events (cuda); steps: wall and thread CPU time"}};
+}
+
 int report_and_check(Communicator& world, Job& job, const TrainerOptions& opt, const Measured& m, MeasuredTrace& trace,
                      double origin, Watchdog& watchdog) {
   const NamedWait gathers("the report's gathers");
@@ -142,8 +233,15 @@ int report_and_check(Communicator& world, Job& job, const TrainerOptions& opt, c
   const std::vector<double> memory{double(peaks.params), double(peaks.grads),       double(peaks.optimizer),
                                    double(peaks.comm),   double(peaks.activations), double(peaks.total),
                                    vm_hwm_bytes()};
-  std::vector<std::vector<double>> all_memory;
+  // Seconds per operation kind over the profiled steps, then those steps' wall seconds (only with --trace).
+  std::vector<double> profile;
+  for (int k = 0; k < static_cast<int>(OpKind::count); ++k)
+    profile.push_back(job.backend->stats(static_cast<OpKind>(k)).seconds);
+  profile.push_back(m.profiled_cpu_seconds);
+  profile.push_back(m.profiled_seconds);
+  std::vector<std::vector<double>> all_memory, all_profile;
   std::vector<std::string> all_comm;
+  std::optional<std::string> oversubscribed;
   trace.rebase(origin);
   std::vector<std::vector<ActionEvent>> events;
   {
@@ -151,6 +249,8 @@ int report_and_check(Communicator& world, Job& job, const TrainerOptions& opt, c
     all_memory = all_gather_values(world, memory);
     all_comm = all_gather_strings(world, comm_json);
     events = trace.gather(world, 0);
+    if (!opt.trace_path.empty()) all_profile = all_gather_values(world, profile);
+    if (!opt.compare_model.empty()) oversubscribed = oversubscription(world, opt.backend == "cuda", opt.threads);
   }
 
   // Reference check: every rank compares what it holds; the verdict is computed from gathered numbers, so every
@@ -211,21 +311,27 @@ int report_and_check(Communicator& world, Job& job, const TrainerOptions& opt, c
       "throughput: {:.0f} tokens/s, {:.4f} model TFLOP/s per rank, {:.3f} ms per iteration, "
       "{:.0f} actions/s on rank 0 ({} actions per iteration)\n",
       tokens / iteration, tflops_per_rank, iteration * 1e3, actions_per_second, m.actions_per_iteration);
+  const PredictedMemory predicted = predicted_peaks(job);
   fmt::print(
-      "peak memory per rank (MiB): params / grads / optimizer / comm buffers / activations | backend total | VmHWM\n");
+      "peak memory per rank (MiB): params / grads / optimizer / comm buffers / activations | backend total | model's "
+      "prediction | VmHWM\n");
+  if (!predicted.note.empty()) fmt::print("  (no prediction: {})\n", predicted.note);
   nlohmann::json memory_json = nlohmann::json::array();
   for (std::size_t r = 0; r < all_memory.size(); ++r) {
     const auto& v = all_memory[r];
-    fmt::print("  rank {}: {} / {} / {} / {} / {} | {} | {}\n", r, mib(v[0]), mib(v[1]), mib(v[2]), mib(v[3]),
-               mib(v[4]), mib(v[5]), mib(v[6]));
-    memory_json.push_back({{"params_bytes", v[0]},
-                           {"grads_bytes", v[1]},
-                           {"optimizer_bytes", v[2]},
-                           {"comm_buffer_bytes", v[3]},
-                           {"activation_bytes", v[4]},
-                           {"backend_peak_bytes", v[5]},
-                           {"vm_hwm_bytes", v[6]}});
+    const int pp_rank = layout.coords(static_cast<int>(r)).pp;
+    const double model = predicted.per_pp_rank.empty() ? -1 : predicted.per_pp_rank[static_cast<std::size_t>(pp_rank)];
+    fmt::print("  rank {}: {} / {} / {} / {} / {} | {} | {} | {}\n", r, mib(v[0]), mib(v[1]), mib(v[2]), mib(v[3]),
+               mib(v[4]), mib(v[5]),
+               model < 0 ? "-" : fmt::format("{} ({:+.1f}%)", mib(model), 100 * (model - v[5]) / v[5]), mib(v[6]));
+    nlohmann::json row = {{"params_bytes", v[0]},      {"grads_bytes", v[1]},      {"optimizer_bytes", v[2]},
+                          {"comm_buffer_bytes", v[3]}, {"activation_bytes", v[4]}, {"backend_peak_bytes", v[5]},
+                          {"vm_hwm_bytes", v[6]}};
+    if (model >= 0) row["predicted_peak_bytes"] = model;
+    memory_json.push_back(row);
   }
+  nlohmann::json profile_json;
+  if (!all_profile.empty()) profile_json = report_profile(all_profile);
   // Collective totals over all ranks, per group and kind.
   nlohmann::json per_rank = nlohmann::json::array(), totals = nlohmann::json::object();
   for (const std::string& s : all_comm) {
@@ -267,6 +373,7 @@ int report_and_check(Communicator& world, Job& job, const TrainerOptions& opt, c
       {"actions_per_iteration_rank0", m.actions_per_iteration},
       {"actions_per_second_rank0", actions_per_second},
       {"memory_per_rank", memory_json},
+      {"memory_model", predicted.note.empty() ? "simulator, costs_from_plan (cost_model/simulate)" : predicted.note},
       {"communication", {{"steps", opt.steps}, {"total", totals}, {"per_rank", per_rank}}},
   };
   if (ref)
@@ -277,11 +384,13 @@ int report_and_check(Communicator& world, Job& job, const TrainerOptions& opt, c
   if (!opt.compare_model.empty()) {
     std::optional<simulate::ActionCosts> costs;
     if (opt.compare_model == "analytic") costs = simulate::costs_from_plan(job.plan);
-    const ModelComparison cmp = compare_with_model(job.program.program, layout, events, opt.steps > 1 ? 1 : 0,
-                                                   iteration, costs, "analytic (plan's cluster)");
+    ModelComparison cmp = compare_with_model(job.program.program, layout, events, opt.steps > 1 ? 1 : 0, iteration,
+                                             costs, "analytic (plan's cluster)");
+    if (oversubscribed) cmp.oversubscribed = *oversubscribed;
     fmt::print("{}", format_table(cmp));
     result["model_comparison"] = to_json(cmp);
   }
+  if (!profile_json.is_null()) result["operation_profile"] = profile_json;
   if (!opt.trace_path.empty()) {
     write_file_atomically(opt.trace_path, chrome_trace(events).dump(), "--trace", ParentDirs::must_exist);
     result["trace_file"] = opt.trace_path;
@@ -307,10 +416,17 @@ int train(Communicator& world, const TrainerOptions& opt) {
           if (opt.steps < 1) throw SpecError("steps", fmt::format("--steps={} must be >= 1", opt.steps));
           if (!opt.compare_model.empty() && opt.compare_model != "measured" && opt.compare_model != "analytic")
             throw SpecError("compare-model", fmt::format("'{}' must be 'measured' or 'analytic'", opt.compare_model));
-          job.plan =
-              opt.experiment.empty() ? load_plan(opt.plan_path) : plan_from_experiment(opt.experiment, opt.strategy);
+          if (opt.experiment.empty()) {
+            job.plan = load_plan(opt.plan_path, model_options(opt.model_overrides));
+            for (const std::string& o : opt.model_overrides) apply_model_override(job.plan.model, o);
+            if (!opt.model_overrides.empty()) validate(job.plan);
+          } else {
+            job.plan = plan_from_experiment(opt.experiment, opt.strategy, opt.model_overrides);
+          }
+          // The trainer's one list (gpt_config.hpp): the model it computes and the plan keys it executes, or a
+          // one-line refusal naming the key.
           job.gpt = gpt_config_from(job.plan.model);
-          validate(job.gpt);
+          check_plan_runs(job.plan, opt.backend != "cuda");
           const ParallelSpec& p = job.plan.parallel;
           if (p.world() != world.size())
             throw SpecError("parallel",
@@ -367,11 +483,11 @@ int train(Communicator& world, const TrainerOptions& opt) {
     if (world.rank() == 0)
       fmt::print(
           "zeropp-train: {} on {} rank(s): strategy {} schedule {} tp={} z={} pp={} dp={} v={} b={} B={} U={} "
-          "grad_reduce={}, model L={} h={} a={} s={} V={}, {} actions per iteration on rank 0\n",
+          "grad_reduce={}, model L={} h={} a={} s={} V={} ffn={}: {}, {} actions per iteration on rank 0\n",
           opt.experiment.empty() ? opt.plan_path : "experiment " + opt.experiment, world.size(), to_string(p.strategy),
           to_string(p.schedule), p.tp, p.z, p.pp, p.dp, p.v, p.micro_batch, p.micro_batches, job.program.program.unit,
-          to_string(p.grad_reduce), job.gpt.L, job.gpt.C, job.gpt.NH, job.gpt.T, job.gpt.V,
-          job.executor->program().size());
+          to_string(p.grad_reduce), job.gpt.L, job.gpt.C, job.gpt.NH, job.gpt.T, job.gpt.V, job.gpt.F,
+          describe(job.gpt), job.executor->program().size());
     {
       const NamedWait start("the barrier before step 0");
       const Watchdog::Scope watched(&watchdog, start);

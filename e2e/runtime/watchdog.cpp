@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -10,7 +11,12 @@
 
 namespace zeropp::e2e {
 
-Watchdog::Watchdog(Communicator& world, double timeout_s) : world_(world), timeout_s_(timeout_s) {
+double Watchdog::steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Watchdog::Watchdog(Communicator& world, double timeout_s, Clock clock)
+    : world_(world), timeout_s_(timeout_s), clock_(std::move(clock)) {
   if (timeout_s_ > 0) thread_ = std::thread([this] { watch(); });
 }
 
@@ -25,21 +31,22 @@ Watchdog::~Watchdog() {
 }
 
 void Watchdog::watch() {
-  using Clock = std::chrono::steady_clock;
-  const auto timeout = std::chrono::duration<double>(timeout_s_);
+  using Steady = std::chrono::steady_clock;
   // A few looks per timeout bound the overshoot; at most one per second keeps the thread idle in long timeouts.
-  const auto poll = std::clamp<Clock::duration>(std::chrono::duration_cast<Clock::duration>(timeout / 8),
-                                                std::chrono::milliseconds(5), std::chrono::seconds(1));
+  const auto poll =
+      std::clamp<Steady::duration>(std::chrono::duration_cast<Steady::duration>(std::chrono::duration<double>(
+                                       timeout_s_ / 8)),
+                                   std::chrono::milliseconds(5), std::chrono::seconds(1));
   std::uint64_t seen = 0;
-  Clock::time_point since = Clock::now();
+  double since = clock_();
   std::unique_lock lock(mutex_);
   while (!wake_.wait_for(lock, poll, [this] { return stop_; })) {
     const std::uint64_t now_seq = sequence_.load(std::memory_order_acquire);
-    const Clock::time_point now = Clock::now();
+    const double now = clock_();
     if (now_seq != seen) {
       seen = now_seq;
       since = now;
-    } else if (now_seq % 2 == 1 && now - since >= timeout) {
+    } else if (now_seq % 2 == 1 && now - since >= timeout_s_) {
       const WaitSite* site = site_.load(std::memory_order_relaxed);
       const std::int64_t detail = detail_.load(std::memory_order_relaxed);
       if (sequence_.load(std::memory_order_acquire) != now_seq) continue;  // it moved on after all

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -53,9 +54,15 @@ class NamedWait final : public WaitSite {
 
 class Watchdog {
  public:
+  // Seconds on a monotonic clock. The watchdog thread wakes on the real clock, but measures how long a step has
+  // lasted on this one, so that tests can move time by hand: whether a timeout fires then depends on what the
+  // test did, not on how the machine scheduled the threads (tests/e2e/unit_watchdog.cpp).
+  using Clock = std::function<double()>;
+  static double steady_seconds();
+
   // `timeout_s` <= 0: no thread, enter()/leave() only store. On a timeout: a message naming world.rank(), then
   // world.abort(kTimeoutExitCode).
-  Watchdog(Communicator& world, double timeout_s);
+  Watchdog(Communicator& world, double timeout_s, Clock clock = steady_seconds);
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -94,6 +101,7 @@ class Watchdog {
 
   Communicator& world_;
   double timeout_s_;
+  Clock clock_;
   std::atomic<std::uint64_t> sequence_{0};
   std::atomic<const WaitSite*> site_{nullptr};
   std::atomic<std::int64_t> detail_{0};

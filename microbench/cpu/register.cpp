@@ -1,12 +1,14 @@
 // zeropp-bench (CPU): Eigen fp32 GEMMs of transformer shapes, the trainer's block F/B/W passes, its optimizer
-// step and MPI collectives.
+// step and memory-bound kernels (trainer_suites.hpp), its attention kernels (unfused and flash), and MPI
+// collectives.
 #include <string>
 
+#include "microbench/cpu/attention_bench.hpp"
 #include "microbench/cpu/eigen_gemm.hpp"
-#include "microbench/cpu/layer_bench.hpp"
 #include "microbench/cpu/mpi_collectives.hpp"
-#include "microbench/cpu/optimizer_bench.hpp"
+#include "microbench/model_shapes.hpp"
 #include "microbench/suites.hpp"
+#include "microbench/trainer_suites.hpp"
 
 namespace zeropp::microbench {
 namespace {
@@ -19,30 +21,24 @@ void register_gemm(const std::string& name, const GemmShape& g, const Options& o
       ->Unit(benchmark::kMicrosecond);
 }
 
-void register_layers(const Options& options, const MpiWorld& world) {
+// The trainer's causal attention alone, unfused and flash-style, forward and backward (attention_bench.hpp).
+void register_attention(const Options& options, const MpiWorld& world) {
   MPI_Comm comm = world.world();
   for (long h : options.layer_hidden) {
     const LayerShape shape{h, h / options.layer_head_dim, options.layer_seq, options.layer_batch};
-    for (LayerPass pass : {LayerPass::F, LayerPass::B, LayerPass::W}) {
-      const std::string name = std::string("layer/trainer/fp32/") + layer_pass_name(pass) + "/" + shape.name();
-      benchmark::RegisterBenchmark(
-          name.c_str(), [shape, pass, comm](benchmark::State& state) { bench_trainer_layer(state, shape, pass, comm); })
-          ->Iterations(options.iterations)
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
+    for (bool flash : {false, true}) {
+      for (LayerPass pass : {LayerPass::F, LayerPass::B}) {
+        const std::string name = std::string("attention/trainer/fp32/") + (flash ? "flash/" : "unfused/") +
+                                 layer_pass_name(pass) + "/" + shape.name();
+        benchmark::RegisterBenchmark(name.c_str(),
+                                     [shape, flash, pass, comm](benchmark::State& state) {
+                                       bench_trainer_attention(state, shape, flash, pass, comm);
+                                     })
+            ->Iterations(options.iterations)
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+      }
     }
-  }
-}
-
-void register_optimizer(const Options& options, const MpiWorld& world) {
-  MPI_Comm comm = world.world();
-  for (long params : options.optimizer_params) {
-    const std::string name = "optimizer/trainer/fp32/params:" + std::to_string(params);
-    benchmark::RegisterBenchmark(
-        name.c_str(), [params, comm](benchmark::State& state) { bench_trainer_optimizer(state, params, comm); })
-        ->Iterations(options.iterations)
-        ->UseManualTime()
-        ->Unit(benchmark::kMillisecond);
   }
 }
 
@@ -82,8 +78,12 @@ void register_suites(const Options& options, const MpiWorld& world) {
   for (long n : options.gemm_square) {
     register_gemm("gemm/eigen/fp32/square/n:" + std::to_string(n), square_gemm(n), options, world);
   }
-  register_layers(options, world);
-  register_optimizer(options, world);
+  for (const ModelCase& c : model_cases(options)) {
+    for (const GemmShape& g : model_layer_gemms(c.spec, c.tp, c.tokens()))
+      register_gemm("gemm/eigen/fp32/" + g.name + "/" + c.name(), g, options, world);
+  }
+  register_trainer_suites(options, world, "cpu");
+  register_attention(options, world);
   // One rank has nobody to talk to. One node: the world is the intra-node group. Several nodes: the node's
   // ranks measure the intra-node link, the world the inter-node one.
   if (world.size() < 2) return;

@@ -1,5 +1,6 @@
-// zeropp-bench-cuda: bf16 GEMMs through the trainer's cuBLASLt wrapper and NCCL collectives through the trainer's
-// NCCL communicator, one MPI process per GPU.
+// zeropp-bench-cuda: bf16 GEMMs through the trainer's cuBLASLt wrapper, the trainer's block passes, optimizer step and
+// memory-bound kernels on its CUDA backend (trainer_suites.hpp), and NCCL collectives through the trainer's NCCL
+// communicator, one MPI process per GPU.
 #include <memory>
 #include <string>
 
@@ -10,7 +11,9 @@
 #include "e2e/comm/nccl_communicator.hpp"
 #include "microbench/cuda/collective_bench.hpp"
 #include "microbench/cuda/gemm_bench.hpp"
+#include "microbench/model_shapes.hpp"
 #include "microbench/suites.hpp"
+#include "microbench/trainer_suites.hpp"
 
 namespace zeropp::microbench {
 namespace {
@@ -97,6 +100,11 @@ void register_suites(const Options& options, const MpiWorld& world) {
   for (long n : options.gemm_square) {
     register_gemm("gemm/cublaslt/bf16/square/n:" + std::to_string(n), square_gemm(n), options, world);
   }
+  for (const ModelCase& c : model_cases(options)) {
+    for (const GemmShape& g : model_layer_gemms(c.spec, c.tp, c.tokens()))
+      register_gemm("gemm/cublaslt/bf16/" + g.name + "/" + c.name(), g, options, world);
+  }
+  register_trainer_suites(options, world, "cuda");
 
   if (world.size() < 2) return;
   if (world.nodes() == 1) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cost_model/analytic/time_model.hpp"
+
 #include "cost_model/spec/error.hpp"
 #include "estimate_fixtures.hpp"
 
@@ -87,6 +89,60 @@ TEST(CriterionTime, BoundaryIsTheFirstUnitThatHolds) {
   EXPECT_GT(*t.min_unit, 1);
   EXPECT_TRUE(criterion_time(m, c, 1, static_cast<int>(*t.min_unit)).holds);
   EXPECT_FALSE(criterion_time(m, c, 1, static_cast<int>(*t.min_unit) - 1).holds);
+}
+
+// The model's own layer (criterion_input): Llama-3 70B (h 8192, 64 heads, 8 KV heads of 128, SwiGLU f = 28672, no
+// biases, RMSNorm): P = 2h^2 + 2h(h/8) + 3h(3.5h) + 2h = 12.75 h^2 + 2h; 8B (h 4096, 32 heads, 8 KV heads, f = 14336):
+// P = 2h^2 + 2h(h/4) + 3h(3.5h) + 2h = 13 h^2 + 2h. ZeroPP moves less when 2sUb > 3P/(4h).
+TEST(Criterion, TheModelsOwnLayer) {
+  const ModelSpec l70 = test::llama(80, 8192, 64, 8, 28672);
+  const double h = 8192;
+  const Criterion c = criterion(criterion_input(l70, 1, 1));
+  EXPECT_DOUBLE_EQ(c.layer_params, 12.75 * h * h + 2 * h);
+  EXPECT_DOUBLE_EQ(c.rhs, 3 * (12.75 * h * h + 2 * h) / (4 * h));  // 78337.5 against the paper's 9h = 73728
+  EXPECT_DOUBLE_EQ(c.rhs_gpt, 9 * h);
+  // s = 4096, b = 1: U > 78337.5 / 8192 = 9.56 -> 10 (the paper's 9h gives 9).
+  EXPECT_EQ(c.min_unit, 10);
+  EXPECT_FALSE(criterion(criterion_input(l70, 1, 9)).holds);
+  EXPECT_TRUE(criterion(criterion_input(l70, 1, 10)).holds);
+  EXPECT_EQ(criterion({8192, 4096, 1, 1}).min_unit, 10);  // 12h^2 alone: 73728 / 8192 = 9 exactly -> 10
+  EXPECT_DOUBLE_EQ(c.zeropp_bytes_per_layer, 2 * 3 * c.layer_params);
+  EXPECT_DOUBLE_EQ(c.zeropp_per_w_bytes_per_layer, 2 * (2 * c.layer_params + c.layer_params));
+  EXPECT_DOUBLE_EQ(c.tp_bytes_per_layer, 2 * 8.0 * 4096 * 8192);
+  const ModelSpec l8 = test::llama(32, 4096, 32, 8, 14336);
+  EXPECT_DOUBLE_EQ(criterion(criterion_input(l8, 1, 1)).layer_params, 13.0 * 4096 * 4096 + 2 * 4096);
+  // GPT's layer, 12h^2 + 13h: its biases and norms move the boundary by 9.75 tokens.
+  const ModelSpec g = test::gpt(40, 5120, 40, 2048, 50257);
+  EXPECT_DOUBLE_EQ(criterion(criterion_input(g, 1, 1)).rhs, 9.0 * 5120 + 9.75);
+}
+
+// The TP side of the time-based answer follows the plan it stands for: with --tp-comm-overlap the time model hides
+// the part of TP's collectives that their GEMMs cover, so TP exposes no more than without it; ZeroPP's side is the
+// same either way.
+TEST(CriterionTime, TpRuleOfThePlanItIsComparedWith) {
+  const ModelSpec m = test::gpt(4, 4096, 32, 2048, 8192);
+  ClusterSpec c = test::round_cluster();
+  // A GPU that runs Megatron's userbuffers (compute capability 9.0+, its SMs known: spec/framework.hpp).
+  c.gpu = GpuOps{};
+  c.gpu->sm_count = {132, Provenance::nominal};
+  c.gpu->compute_capability = {9.0, Provenance::nominal};
+  const CriterionTime plain = criterion_time(m, c, 1, 4, Dtype::bf16, {});
+  const CriterionTime sp = criterion_time(m, c, 1, 4, Dtype::bf16, {.sequence_parallel = true});
+  const CriterionTime overlapped =
+      criterion_time(m, c, 1, 4, Dtype::bf16, {.sequence_parallel = true, .tp_comm_overlap = true});
+  EXPECT_LT(overlapped.tp_exposed_s, sp.tp_exposed_s);
+  EXPECT_DOUBLE_EQ(overlapped.zeropp_comm_s, plain.zeropp_comm_s);
+  EXPECT_DOUBLE_EQ(overlapped.compute_s, plain.compute_s);
+  // The same number the time model gives a one-layer 3D plan with that rule (tp_f + tp_b per micro-batch, g of them
+  // per micro-batch of ZeroPP work, U of those).
+  Plan p = test::plan_of(m, c, {});
+  p.model.layers = 1;
+  p.parallel.strategy = Strategy::three_d;
+  p.parallel.tp = 8;
+  p.parallel.sequence_parallel = true;
+  p.parallel.tp_comm_overlap = TpCommOverlap::userbuffers;
+  const ActionCosts a = action_costs(p);
+  EXPECT_NEAR(overlapped.tp_exposed_s, 4 * 8 * (a.tp_f + a.tp_b), 1e-15);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "cuda_util/local_device.hpp"
 #include "e2e/backend/cpu_backend.hpp"
 #include "e2e/backend/cuda/cuda_backend.hpp"
+#include "e2e/backend/cuda/kernels.cuh"
 
 namespace zeropp::e2e {
 namespace {
@@ -227,6 +228,135 @@ TEST_F(CudaBackendTest, CausalAttention) {
   gpu->attention_backward(gdqkv.view(), gdy.view(), gqkv.view(), gp.view(), B, T, C, NH);
   cpu.attention_backward(cdqkv.view(), cdy.view(), cqkv.view(), cp.view(), B, T, C, NH);
   EXPECT_LT(rel_err(down(gdqkv.view()), cpu_down(cdqkv.view())), kBf16Out) << "dq, dk, dv";
+}
+
+// ---- the Llama layers and the attention kernels (issue 22). Same tolerances; the flash kernels accumulate in
+// fp32 with bf16 inputs and outputs, as the unfused path's GEMMs do, so kBf16Out holds for them too (a sum of
+// fewer bf16 roundings: scores and probabilities never leave registers).
+
+TEST_F(CudaBackendTest, RmsNorm) {
+  const int N = 37, C = 96;
+  const auto x = random_bf16(std::size_t(N) * C, rng, 2.0f), w = random_bf16(C, rng);
+  const auto dy = random_bf16(std::size_t(N) * C, rng), dx0 = random_bf16(std::size_t(N) * C, rng);
+  const auto dw0 = random_bf16(C, rng);
+  Buffer gx = up(x), gw = up(w), gout = poisoned(std::size_t(N) * C), grstd = poisoned(N, DType::f32);
+  Buffer cx = cpu_up(x), cw = cpu_up(w), cout(cpu, std::int64_t(N) * C), crstd(cpu, N);
+  gpu->rmsnorm_forward(gout.view(), grstd.view(), gx.view(), gw.view(), N, C);
+  cpu.rmsnorm_forward(cout.view(), crstd.view(), cx.view(), cw.view(), N, C);
+  EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out);
+  EXPECT_LT(rel_err(down(grstd.view()), cpu_down(crstd.view())), kF32Out);
+  Buffer gr = up(cpu_down(crstd.view()), DType::f32), gdy = up(dy), gdx = up(dx0), cdy = cpu_up(dy), cdx = cpu_up(dx0);
+  gpu->rmsnorm_backward_input(gdx.view(), gdy.view(), gx.view(), gr.view(), gw.view(), N, C, true);
+  cpu.rmsnorm_backward_input(cdx.view(), cdy.view(), cx.view(), crstd.view(), cw.view(), N, C, true);
+  EXPECT_LT(rel_err(down(gdx.view()), cpu_down(cdx.view())), kBf16Out) << "input gradient (accumulate)";
+  Buffer gdw = up(dw0, DType::f32), cdw = cpu_up(dw0);
+  gpu->rmsnorm_backward_weight(gdw.view(), gdy.view(), gx.view(), gr.view(), N, C);
+  cpu.rmsnorm_backward_weight(cdw.view(), cdy.view(), cx.view(), crstd.view(), N, C);
+  EXPECT_LT(rel_err(down(gdw.view()), cpu_down(cdw.view())), kF32Out) << "weight gradient";
+}
+
+TEST_F(CudaBackendTest, Swiglu) {
+  const int N = 33, F = 70;
+  const auto x = random_bf16(std::size_t(N) * 2 * F, rng, 2.0f), dy = random_bf16(std::size_t(N) * F, rng);
+  Buffer gx = up(x), gdy = up(dy), gout = poisoned(std::size_t(N) * F), gdx = poisoned(std::size_t(N) * 2 * F);
+  Buffer cx = cpu_up(x), cdy = cpu_up(dy), cout(cpu, std::int64_t(N) * F), cdx(cpu, std::int64_t(N) * 2 * F);
+  gpu->swiglu_forward(gout.view(), gx.view(), N, F);
+  cpu.swiglu_forward(cout.view(), cx.view(), N, F);
+  EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out);
+  gpu->swiglu_backward(gdx.view(), gx.view(), gdy.view(), N, F);
+  cpu.swiglu_backward(cdx.view(), cx.view(), cdy.view(), N, F);
+  EXPECT_LT(rel_err(down(gdx.view()), cpu_down(cdx.view())), kBf16Out) << "gate and up gradients";
+}
+
+TEST_F(CudaBackendTest, Rope) {
+  const int B = 2, T = 40, NH = 4, KVH = 2, hs = 32, N = B * T;
+  const std::size_t n = std::size_t(N) * (NH + 2 * KVH) * hs;
+  for (int rot : {hs, hs / 4}) {
+    const auto x = random_bf16(n, rng);
+    Buffer gx = up(x), cx = cpu_up(x);
+    gpu->rope(gx.view(), N, T, NH, KVH, hs, rot, 500000.0, false);
+    cpu.rope(cx.view(), N, T, NH, KVH, hs, rot, 500000.0, false);
+    EXPECT_LT(rel_err(down(gx.view()), cpu_down(cx.view())), kBf16Out) << "rotary dims " << rot;
+    gpu->rope(gx.view(), N, T, NH, KVH, hs, rot, 500000.0, true);  // the inverse undoes it (up to bf16 rounding)
+    EXPECT_LT(rel_err(down(gx.view()), x), kBf16Out) << "inverse, rotary dims " << rot;
+  }
+}
+
+TEST_F(CudaBackendTest, GroupedQueryAttentionUnfused) {
+  const int B = 2, T = 24, NH = 4, KVH = 2, hs = 16, W = (NH + 2 * KVH) * hs, C = NH * hs;
+  const std::size_t nqkv = std::size_t(B) * T * W, nout = std::size_t(B) * T * C, natt = std::size_t(B) * NH * T * T;
+  const auto qkv = random_bf16(nqkv, rng), dy = random_bf16(nout, rng);
+  Buffer gqkv = up(qkv), gout = poisoned(nout), gatt = poisoned(natt);
+  Buffer cqkv = cpu_up(qkv), cout(cpu, std::int64_t(nout)), catt(cpu, std::int64_t(natt));
+  gpu->grouped_attention_forward(gout.view(), gatt.view(), gqkv.view(), B, T, NH, KVH, hs);
+  cpu.grouped_attention_forward(cout.view(), catt.view(), cqkv.view(), B, T, NH, KVH, hs);
+  EXPECT_LT(rel_err(down(gatt.view()), cpu_down(catt.view())), kBf16Out) << "probabilities";
+  EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out) << "output";
+  auto p_rounded = cpu_down(catt.view());
+  for (auto& v : p_rounded) v = round_bf16(v);
+  Buffer gp = up(p_rounded), cp = cpu_up(p_rounded), gdy = up(dy), cdy = cpu_up(dy), gdqkv = poisoned(nqkv);
+  Buffer cdqkv(cpu, std::int64_t(nqkv));
+  gpu->grouped_attention_backward(gdqkv.view(), gdy.view(), gqkv.view(), gp.view(), B, T, NH, KVH, hs);
+  cpu.grouped_attention_backward(cdqkv.view(), cdy.view(), cqkv.view(), cp.view(), B, T, NH, KVH, hs);
+  EXPECT_LT(rel_err(down(gdqkv.view()), cpu_down(cdqkv.view())), kBf16Out) << "dq, dk, dv (summed over the group)";
+}
+
+// Shapes: several 32-row tiles with a partial last one (T = 70), a head of 96 (not a multiple of the warp), the
+// largest head the kernels take (256), grouped and multi-query heads.
+TEST_F(CudaBackendTest, FlashAttentionForwardAndBackward) {
+  struct Shape {
+    int B, T, NH, KVH, hs;
+  };
+  for (const Shape& s :
+       {Shape{2, 70, 4, 2, 16}, Shape{1, 45, 2, 1, 96}, Shape{1, 33, 2, 2, 256}, Shape{2, 8, 4, 4, 8}}) {
+    const int W = (s.NH + 2 * s.KVH) * s.hs, C = s.NH * s.hs;
+    const std::size_t nqkv = std::size_t(s.B) * s.T * W, nout = std::size_t(s.B) * s.T * C;
+    const std::size_t nlse = std::size_t(s.B) * s.NH * s.T;
+    const auto qkv = random_bf16(nqkv, rng), dy = random_bf16(nout, rng);
+    Buffer gqkv = up(qkv), gout = poisoned(nout), glse = poisoned(nlse, DType::f32);
+    Buffer cqkv = cpu_up(qkv), cout(cpu, std::int64_t(nout)), clse(cpu, std::int64_t(nlse));
+    gpu->flash_attention_forward(gout.view(), glse.view(), gqkv.view(), s.B, s.T, s.NH, s.KVH, s.hs);
+    cpu.flash_attention_forward(cout.view(), clse.view(), cqkv.view(), s.B, s.T, s.NH, s.KVH, s.hs);
+    EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out) << "output, hs " << s.hs;
+    EXPECT_LT(rel_err(down(glse.view()), cpu_down(clse.view())), kF32Out) << "log-sum-exp, hs " << s.hs;
+    // The backward from the same forward results (the CPU's, output rounded to bf16) on both sides.
+    auto out_rounded = cpu_down(cout.view());
+    for (auto& v : out_rounded) v = round_bf16(v);
+    const auto lse = cpu_down(clse.view());
+    Buffer go = up(out_rounded), gl = up(lse, DType::f32), gdy = up(dy), gdqkv = poisoned(nqkv);
+    Buffer co = cpu_up(out_rounded), cl = cpu_up(lse), cdy = cpu_up(dy), cdqkv(cpu, std::int64_t(nqkv));
+    gpu->flash_attention_backward(gdqkv.view(), gdy.view(), go.view(), gl.view(), gqkv.view(), s.B, s.T, s.NH, s.KVH,
+                                  s.hs);
+    cpu.flash_attention_backward(cdqkv.view(), cdy.view(), co.view(), cl.view(), cqkv.view(), s.B, s.T, s.NH, s.KVH,
+                                 s.hs);
+    EXPECT_LT(rel_err(down(gdqkv.view()), cpu_down(cdqkv.view())), kBf16Out) << "dq, dk, dv, hs " << s.hs;
+  }
+}
+
+TEST_F(CudaBackendTest, FlashAttentionRefusesHeadsWiderThanItsTiles) {
+  const int T = 4, hs = cuda::kFlashMaxHead + 2;
+  Buffer qkv = up(random_bf16(std::size_t(T) * 3 * hs, rng)), out = poisoned(std::size_t(T) * hs);
+  Buffer lse = poisoned(T, DType::f32);
+  EXPECT_THROW(gpu->flash_attention_forward(out.view(), lse.view(), qkv.view(), 1, T, 1, 1, hs), std::invalid_argument);
+}
+
+TEST_F(CudaBackendTest, EmbeddingWithoutPositionTable) {
+  const int N = 10, T = 5, C = 40, V = 7;
+  std::uniform_int_distribution<std::int32_t> tok(0, V - 1);
+  std::vector<std::int32_t> tokens(N);
+  for (auto& t : tokens) t = tok(rng);
+  const auto wte = random_bf16(std::size_t(V) * C, rng), dy = random_bf16(std::size_t(N) * C, rng);
+  Buffer gt = up_i32(tokens, *gpu), gwte = up(wte), gout = poisoned(std::size_t(N) * C);
+  Buffer ct = up_i32(tokens, cpu), cwte = cpu_up(wte), cout(cpu, std::int64_t(N) * C);
+  gpu->embedding_forward(gout.view(), gt.view(), gwte.view(), Tensor{}, N, T, C, 0);
+  cpu.embedding_forward(cout.view(), ct.view(), cwte.view(), Tensor{}, N, T, C, 0);
+  EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out);
+  Buffer gdwte = up(std::vector<float>(std::size_t(V) * C, 0.0f), DType::f32);
+  Buffer cdwte = cpu_up(std::vector<float>(std::size_t(V) * C, 0.0f));
+  Buffer gdy = up(dy), cdy = cpu_up(dy);
+  gpu->embedding_backward_weight(gdwte.view(), Tensor{}, gdy.view(), gt.view(), N, T, C, 0);
+  cpu.embedding_backward_weight(cdwte.view(), Tensor{}, cdy.view(), ct.view(), N, T, C, 0);
+  EXPECT_LT(rel_err(down(gdwte.view()), cpu_down(cdwte.view())), kF32Out);
 }
 
 TEST_F(CudaBackendTest, Embedding) {

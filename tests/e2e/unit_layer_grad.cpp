@@ -18,32 +18,11 @@ using testing::rel_error;
 using testing::upload;
 using testing::upload_i32;
 
-constexpr float kStep = 1e-2f;
 constexpr double kTolerance = 1e-3;
 
-// sum(out * r) in double: the scalar objective whose gradient w.r.t. out is r.
-double dot(const std::vector<float>& out, const std::vector<float>& r) {
-  double s = 0.0;
-  for (std::size_t i = 0; i < out.size(); ++i) s += static_cast<double>(out[i]) * r[i];
-  return s;
-}
-
-// Central differences of `objective` w.r.t. every element of x (host copy re-read by the objective).
-std::vector<double> numeric_grad(std::vector<float>& x, const std::function<double()>& objective) {
-  std::vector<double> g(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const float keep = x[i];
-    x[i] = keep + kStep;
-    const double up = objective();
-    x[i] = keep - kStep;
-    const double down = objective();
-    x[i] = keep;
-    g[i] = (up - down) / (2.0 * kStep);
-  }
-  return g;
-}
-
-std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+using testing::dot;
+using testing::numeric_grad;
+using testing::to_double;
 
 TEST(LayerGrad, LinearInputAndWeight) {
   CpuBackend be;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "cost_model/analytic/params.hpp"
 #include "cost_model/spec/error.hpp"
 #include "e2e/backend/cpu_backend.hpp"
 #include "e2e/data/token_batch.hpp"
@@ -30,6 +31,28 @@ GptConfig tiny() {
   return g;
 }
 
+// Llama layers (RMSNorm, SwiGLU, no biases), 4 query heads over 2 KV heads, RoPE, untied head; flash attention,
+// or the unfused kernel with half of each head rotating (a partial rotary share).
+GptConfig tiny_llama(bool flash) {
+  GptConfig g = testing::tiny_llama(flash);
+  if (!flash) g.rotary_fraction = 0.5;  // the unfused variant also rotates only half of each head
+  return g;
+}
+
+// Every layer style the model checks below run on.
+std::vector<GptConfig> styles() {
+  GptConfig gpt_flash_rope = tiny();  // GPT layers with RoPE, flash attention and an untied head
+  gpt_flash_rope.rope = true;
+  gpt_flash_rope.flash = true;
+  gpt_flash_rope.tied = false;
+  return {tiny(), tiny_llama(true), tiny_llama(false), gpt_flash_rope};
+}
+
+void check_model_gradient(const GptConfig& g);
+void check_block_input_gradient(const GptConfig& g);
+void check_split(const GptConfig& g);
+void check_recompute(const GptConfig& g);
+
 // Whole model (one chunk), parameters initialised from `seed`, returning the loss of batch `tb`.
 double model_loss(Chunk& m, const TokenBatch& tb) {
   m.forward(0, tb, Tensor{});
@@ -39,8 +62,14 @@ double model_loss(Chunk& m, const TokenBatch& tb) {
 }
 
 TEST(Model, GradientMatchesFiniteDifferences) {
+  for (const GptConfig& g : styles()) {
+    SCOPED_TRACE(describe(g));
+    check_model_gradient(g);
+  }
+}
+
+void check_model_gradient(const GptConfig& g) {
   CpuBackend be;
-  const GptConfig g = tiny();
   const int b = 2;
   Chunk m(be, g, chunk_spec_for_stage(g, 0, 1, b, 1));
   m.allocate_parameters();
@@ -80,9 +109,15 @@ TEST(Model, GradientMatchesFiniteDifferences) {
 }
 
 TEST(Model, BlockInputGradientMatchesFiniteDifferences) {
+  for (const GptConfig& g : styles()) {
+    SCOPED_TRACE(describe(g));
+    check_block_input_gradient(g);
+  }
+}
+
+void check_block_input_gradient(const GptConfig& g) {
   // A middle chunk (no embedding, no head) with objective sum(output * r): checks B's input gradient.
   CpuBackend be;
-  const GptConfig g = tiny();
   const int b = 1;
   ChunkSpec spec = chunk_spec_for_stage(g, 0, 2, b, 1);
   spec.has_embedding = false;
@@ -160,9 +195,15 @@ TEST(Model, SplitBackwardEqualsFusedBitwise) {
 }
 
 TEST(Model, SplitIntoChunksEqualsWholeModel) {
+  for (GptConfig g : styles()) {
+    SCOPED_TRACE(describe(g));
+    g.L = 4;
+    check_split(g);
+  }
+}
+
+void check_split(const GptConfig& g) {
   CpuBackend be;
-  GptConfig g = tiny();
-  g.L = 4;
   const int b = 2, stages = 4;
   const SyntheticData data(g.V, 5);
   const TokenBatch tb = data.batch(3, 1, 2, b, g.T);
@@ -201,11 +242,19 @@ TEST(Model, SplitIntoChunksEqualsWholeModel) {
       ASSERT_EQ(w->numel, s.numel);
       for (std::int64_t i = 0; i < s.numel; ++i) {
         ASSERT_EQ(cp[static_cast<std::size_t>(s.offset + i)], wp[static_cast<std::size_t>(w->offset + i)]) << s.name;
-        if (s.kind != ParamKind::wte) {
+        if (s.kind != ParamKind::wte || !g.tied) {
           ASSERT_EQ(cg[static_cast<std::size_t>(s.offset + i)], wg[static_cast<std::size_t>(w->offset + i)]) << s.name;
         }
       }
     }
+  }
+  if (!g.tied) {
+    // Untied: no copy, so the chunks' sums of squares add up to the whole model's.
+    EXPECT_FALSE(chunks.back().layout().wte().has_value());
+    double split_sq = 0.0;
+    for (auto& c : chunks) split_sq += c.grad_sum_squares();
+    EXPECT_NEAR(split_sq, whole.grad_sum_squares(), 1e-6 * split_sq);
+    return;
   }
   // Tied embedding: first stage's wte gradient + last stage's copy = the whole model's (up to summation order).
   const auto e = download(be, chunks.front().tied_embedding_grad()),
@@ -227,8 +276,14 @@ TEST(Model, SplitIntoChunksEqualsWholeModel) {
 }
 
 TEST(Model, RecomputeEqualsKeepBitwise) {
+  for (const GptConfig& g : styles()) {
+    SCOPED_TRACE(describe(g));
+    check_recompute(g);
+  }
+}
+
+void check_recompute(const GptConfig& g) {
   CpuBackend be;
-  const GptConfig g = tiny();
   const SyntheticData data(g.V, 5);
   ReferenceConfig rc;
   rc.model = g;
@@ -312,18 +367,67 @@ TEST(Model, RecomputeKeepsOnlyTheInput) {
   EXPECT_THROW(mid.output(0), std::logic_error);  // released output stays released
 }
 
-// The trainer's attention stores the softmax (unfused): a model that the cost model prices as flash is refused,
-// so a measured run is never compared with a prediction for another kernel.
-TEST(Model, ConfigRefusesFlashAttention) {
-  ModelSpec m = to_model_spec(tiny());
-  EXPECT_EQ(gpt_config_from(m).L, 2);  // a GPT (gelu) model defaults to unfused
-  m.attention = AttentionKind::flash;
-  try {
-    gpt_config_from(m);
-    ADD_FAILURE() << "flash attention accepted";
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.field(), "model.attention");
-  }
+// The model half of the trainer's list (gpt_config.hpp): what it cannot compute is refused, naming the key, so a
+// measured run is never compared with a prediction for another layer.
+TEST(Model, ConfigRefusesWhatTheTrainerDoesNotRun) {
+  auto refused = [](const ModelSpec& m) {
+    try {
+      gpt_config_from(m);
+    } catch (const SpecError& e) {
+      return std::string(e.field());
+    }
+    return std::string("accepted");
+  };
+  ModelSpec gpt;  // a GPT-3-era layer: gelu, dropout by default
+  gpt.name = "g";
+  gpt.layers = 2;
+  gpt.hidden = 8;
+  gpt.heads = 2;
+  gpt.seq_len = 4;
+  gpt.vocab = 11;
+  EXPECT_EQ(refused(gpt), "model.dropout");
+  gpt.dropout = false;
+  EXPECT_EQ(refused(gpt), "accepted");
+  EXPECT_TRUE(gpt_config_from(gpt).flash);  // without dropout the model side's default kernel is flash
+  ModelSpec llama = gpt;
+  llama.mlp = MlpKind::swiglu;
+  llama.dropout.reset();
+  llama.learned_positions = false;
+  llama.rope_scaling = "llama3";
+  EXPECT_EQ(refused(llama), "model.rope_scaling");
+  llama.rope_scaling.clear();
+  llama.rotary_fraction = 0.2;  // 0.2 of a head of 4 is no whole pair
+  EXPECT_EQ(refused(llama), "model.rotary_fraction");
+}
+
+// The Llama facts come from the model side's own: the layer style from the MLP kind (as params.hpp), the kernel
+// from attention_kind(), the sizes and rotary settings as stated; the parameter count is the cost model's.
+TEST(Model, ConfigFromTheModelSideAndBack) {
+  ModelSpec m;
+  m.name = "l";
+  m.layers = 2;
+  m.hidden = 64;
+  m.heads = 8;
+  m.kv_heads = 2;
+  m.seq_len = 16;
+  m.vocab = 100;
+  m.mlp = MlpKind::swiglu;
+  m.tied_embedding = false;
+  m.learned_positions = false;
+  m.rope_theta = 500000;
+  const GptConfig g = gpt_config_from(m);
+  EXPECT_TRUE(g.llama && g.rope && g.flash && !g.tied && !g.biases() && g.rmsnorm());
+  EXPECT_EQ(g.kv_heads(), 2);
+  EXPECT_EQ(g.F, 256);  // Llama's rule: 256 * ceil(int(2 * 4 * 64 / 3) / 256)
+  EXPECT_EQ(g.rope_theta, 500000);
+  EXPECT_EQ(g.rotary_dims(), 8);
+  EXPECT_EQ(g.total_params(), analytic::total_params(m));
+  EXPECT_EQ(g.total_params(), analytic::total_params(to_model_spec(g)));
+  CpuBackend be;
+  Chunk whole(be, g, chunk_spec_for_stage(g, 0, 1, 1, 1));
+  EXPECT_EQ(whole.layout().numel(), g.total_params());  // the layout holds exactly the model's parameters
+  GptConfig gpt = tiny();
+  EXPECT_EQ(Chunk(be, gpt, chunk_spec_for_stage(gpt, 0, 1, 1, 1)).layout().numel(), gpt.total_params());
 }
 
 TEST(Model, InitStatistics) {
@@ -385,6 +489,82 @@ TEST(Model, SyntheticLossFalls) {
   EXPECT_NEAR(first, std::log(64.0), 0.1);
   EXPECT_LT(last, 0.5 * first) << "first " << first << " last " << last << " floor " << data.entropy_floor();
   EXPECT_GT(last, data.entropy_floor() - 0.2);
+}
+
+}  // namespace
+}  // namespace zeropp::e2e
+
+namespace zeropp::e2e {
+namespace {
+
+// The trainer's one list (gpt_config.hpp, key_support) sorts every key of a plan's "model" and "parallel" objects
+// into executed or refused: a key added to the spec without a decision here fails this test.
+TEST(Model, EveryPlanKeyIsExecutedOrRefused) {
+  ModelSpec m;
+  m.kv_heads = 1;
+  m.ffn_hidden = 1;
+  m.attention = AttentionKind::flash;
+  m.dropout = false;
+  m.rope_theta = 2;
+  m.rotary_fraction = 1;
+  m.rope_scaling = "x";
+  ParallelSpec p;
+  p.framework = Framework::megatron;
+  p.reduce_dtype = Dtype::fp32;
+  std::vector<std::string> keys;
+  const nlohmann::json model = to_json(m), parallel = to_json(p);  // items() must not outlive its object
+  for (const auto& [k, v] : model.items()) keys.push_back("model." + k);
+  for (const auto& [k, v] : parallel.items()) keys.push_back("parallel." + k);
+  for (const std::string& key : keys) {
+    bool listed = false;
+    for (const KeySupport& s : key_support()) listed = listed || key == s.key;
+    EXPECT_TRUE(listed) << key << " is neither executed nor refused in key_support()";
+  }
+  EXPECT_EQ(keys.size(), key_support().size()) << "key_support() lists a key the spec does not have";
+}
+
+}  // namespace
+}  // namespace zeropp::e2e
+
+namespace zeropp::e2e {
+namespace {
+
+// The plan half of the list on both backends' precisions (no GPU needed: the rules are pure).
+TEST(Model, PlanKeysRefusedForTheBackend) {
+  auto plan = [](const std::string& parallel) {
+    return plan_from_json(nlohmann::json::parse(R"({"model": {"name": "m", "layers": 4, "hidden": 32, "heads": 4,
+        "seq_len": 16, "vocab": 64, "mlp": "swiglu"}, "cluster": {"name": "c", "nodes": 2, "gpus_per_node": 4,
+        "peak_tflops": {"fp32": 1, "bf16": 2}, "memory_gib": 4, "intra": {"bandwidth_GBps": 5, "latency_us": 2},
+        "inter": {"bandwidth_GBps": 5, "latency_us": 2}}, "parallel": )" +
+                                                parallel + "}"));
+  };
+  auto refused = [](const Plan& p, bool cpu) {
+    try {
+      check_plan_runs(p, cpu);
+    } catch (const SpecError& e) {
+      return std::string(e.field());
+    }
+    return std::string("runs");
+  };
+  const std::string zeropp = R"({"strategy": "zeropp_b", "z": 2, "pp": 2, "micro_batches": 4, "unit": 2, )";
+  EXPECT_EQ(refused(plan(zeropp + R"("dtype": "fp32"})"), true), "runs");
+  EXPECT_EQ(refused(plan(zeropp + R"("dtype": "fp32"})"), false), "parallel.dtype");  // CUDA computes in bf16
+  EXPECT_EQ(refused(plan(zeropp + R"("dtype": "bf16"})"), true), "parallel.dtype");
+  // ZeroPP's framework keeps bf16 gradients and reduces them in bf16; the trainer's are fp32 (Megatron's).
+  EXPECT_EQ(refused(plan(zeropp + R"("dtype": "bf16"})"), false), "parallel.framework");
+  EXPECT_EQ(refused(plan(zeropp + R"("dtype": "bf16", "reduce_dtype": "fp32"})"), false), "runs");
+  EXPECT_EQ(refused(plan(zeropp + R"("dtype": "bf16", "reduce_dtype": "bf16", "framework": "megatron"})"), false),
+            "parallel.reduce_dtype");
+  const std::string megatron = R"({"strategy": "3d", "tp": 2, "pp": 2, "micro_batches": 4, "dtype": "bf16")";
+  EXPECT_EQ(refused(plan(megatron + "}"), false), "runs");
+  EXPECT_EQ(refused(plan(megatron + R"(, "framework": "fsdp2"})"), false), "parallel.framework");  // fp32 shards
+  EXPECT_EQ(refused(plan(megatron + R"(, "recompute": "selective"})"), false), "parallel.recompute");
+  EXPECT_EQ(refused(plan(megatron + R"(, "sequence_parallel": true, "tp_comm_overlap": true})"), false),
+            "parallel.tp_comm_overlap");
+  EXPECT_EQ(refused(plan(R"({"strategy": "1f1b_zero1", "pp": 2, "dp": 2, "micro_batches": 4, "dtype": "bf16",
+                             "overlap_param_gather": true})"),
+                    false),
+            "parallel.overlap_param_gather");
 }
 
 }  // namespace

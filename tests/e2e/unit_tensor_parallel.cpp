@@ -7,6 +7,7 @@
 #include <cmath>
 #include <thread>
 
+#include "cost_model/spec/error.hpp"
 #include "e2e/backend/cpu_backend.hpp"
 #include "e2e/data/token_batch.hpp"
 #include "e2e/model/chunk.hpp"
@@ -16,6 +17,7 @@ namespace zeropp::e2e {
 namespace {
 
 using testing::download;
+using testing::tiny_llama;
 
 // Collectives among threads: each rank publishes its pointer, all wait, each reads what it needs, all wait.
 // Sums run in rank order, so every rank computes bit-identical results.
@@ -76,7 +78,7 @@ struct RankResult {
   std::unique_ptr<ChunkLayout> layout;
 };
 
-void check_tp(bool sequence_parallel) {
+GptConfig tiny_gpt() {
   GptConfig g;
   g.L = 2;
   g.C = 8;
@@ -84,6 +86,11 @@ void check_tp(bool sequence_parallel) {
   g.T = 4;
   g.V = 11;
   g.F = 32;
+  return g;
+}
+
+
+void check_tp(bool sequence_parallel, const GptConfig& g = tiny_gpt()) {
   const int b = 2, t = 2;
   const SyntheticData data(g.V, 9, 0.5);
   const TokenBatch tb = data.batch(1, 0, 1, b, g.T);
@@ -152,6 +159,39 @@ void check_tp(bool sequence_parallel) {
 
 TEST(TensorParallel, TwoRanksMatchOneRank) { check_tp(false); }
 TEST(TensorParallel, TwoRanksWithSequenceParallelMatchOneRank) { check_tp(true); }
+TEST(TensorParallel, LlamaGqaFlashTwoRanksMatchOneRank) { check_tp(false, tiny_llama(true)); }
+TEST(TensorParallel, LlamaGqaFlashWithSequenceParallelMatchesOneRank) { check_tp(true, tiny_llama(true)); }
+TEST(TensorParallel, LlamaGqaUnfusedTwoRanksMatchOneRank) { check_tp(false, tiny_llama(false)); }
+
+TEST(TensorParallel, GqaAndSwigluSlicesPartitionTheFullTensors) {
+  // Every element of the GQA qkv_w ([C + 2 KVH hs, C]) and of the SwiGLU fc_w ([2F, C]) is in exactly one slice.
+  GptConfig g = tiny_llama(true);
+  for (ParamKind kind : {ParamKind::qkv_w, ParamKind::fc_w}) {
+    const std::size_t rows = kind == ParamKind::qkv_w ? g.qkv_width() : g.up_width();
+    std::vector<float> full(rows * g.C);
+    for (std::size_t i = 0; i < full.size(); ++i) full[i] = static_cast<float>(i);
+    std::vector<int> seen(full.size(), 0);
+    for (int r = 0; r < 2; ++r) {
+      std::vector<float> local(full.size() / 2);
+      slice_for_tp(g, kind, 2, r, full.data(), local.data());
+      for (float v : local) ++seen[static_cast<std::size_t>(v)];
+    }
+    for (int s : seen) EXPECT_EQ(s, 1) << param_kind_name(kind);
+  }
+  // Rank 1's first query row is the third head's (rows 8..), its first key row the second KV head's (C + 4).
+  std::vector<float> full(static_cast<std::size_t>(g.qkv_width()) * g.C), local(full.size() / 2);
+  for (std::size_t i = 0; i < full.size(); ++i) full[i] = static_cast<float>(i / g.C);  // the row index
+  slice_for_tp(g, ParamKind::qkv_w, 2, 1, full.data(), local.data());
+  EXPECT_EQ(local[0], 8.0f);
+  EXPECT_EQ(local[static_cast<std::size_t>(8) * g.C], 16.0f + 4.0f);          // k rows start at C = 16
+  EXPECT_EQ(local[static_cast<std::size_t>(12) * g.C], 16.0f + 8.0f + 4.0f);  // v rows start at C + KVH hs
+}
+
+TEST(TensorParallel, RefusesTpThatDoesNotDivideKvHeads) {
+  GptConfig g = tiny_llama(true);
+  g.KVH = 1;  // multi-query attention: one KV head cannot be split over 2 ranks (no replication)
+  EXPECT_THROW(ChunkLayout(g, chunk_spec_for_stage(g, 0, 1, 1, 1), 2), SpecError);
+}
 
 TEST(TensorParallel, SlicesPartitionTheFullTensor) {
   // Every element of qkv_w appears in exactly one rank's slice.

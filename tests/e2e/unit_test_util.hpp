@@ -2,10 +2,12 @@
 // Helpers shared by the trainer's unit tests: host <-> backend copies and deterministic random fill.
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <vector>
 
 #include "e2e/backend/backend.hpp"
+#include "e2e/model/gpt_config.hpp"
 
 namespace zeropp::e2e::testing {
 
@@ -43,6 +45,51 @@ inline double rel_error(const std::vector<double>& a, const std::vector<double>&
     den += b[i] * b[i];
   }
   return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+}
+
+// sum(out * r) in double: the scalar objective whose gradient w.r.t. out is r.
+inline double dot(const std::vector<float>& out, const std::vector<float>& r) {
+  double s = 0.0;
+  for (std::size_t i = 0; i < out.size(); ++i) s += static_cast<double>(out[i]) * r[i];
+  return s;
+}
+
+// Central differences (step 1e-2 on O(1) fp32 inputs) of `objective` w.r.t. every element of x (host copy re-read by
+// the objective).
+inline std::vector<double> numeric_grad(std::vector<float>& x, const std::function<double()>& objective) {
+  constexpr float kStep = 1e-2f;
+  std::vector<double> g(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float keep = x[i];
+    x[i] = keep + kStep;
+    const double up = objective();
+    x[i] = keep - kStep;
+    const double down = objective();
+    x[i] = keep;
+    g[i] = (up - down) / (2.0 * kStep);
+  }
+  return g;
+}
+
+inline std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+
+// A tiny model with Llama layers (RMSNorm, SwiGLU, no biases), 4 query heads over 2 KV heads (tp = 2 gives each rank
+// 2 and 1), RoPE with Llama 3's base and an untied head; flash or unfused attention.
+inline GptConfig tiny_llama(bool flash) {
+  GptConfig g;
+  g.L = 2;
+  g.C = 16;
+  g.NH = 4;
+  g.KVH = 2;
+  g.T = 6;
+  g.V = 11;
+  g.F = 24;
+  g.llama = true;
+  g.tied = false;
+  g.rope = true;
+  g.rope_theta = 500000;
+  g.flash = flash;
+  return g;
 }
 
 }  // namespace zeropp::e2e::testing

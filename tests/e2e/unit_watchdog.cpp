@@ -1,6 +1,9 @@
 // The watchdog (e2e/runtime/watchdog.hpp) on its own: it ends the job when one step outlasts the timeout, names
-// the step, and stays quiet while steps keep finishing or no step is in progress. The MPI tests
+// the step, and stays quiet while steps keep finishing or no step is in progress. Whether it fires must not
+// depend on how a loaded machine schedules the threads: the tests that expect it NOT to fire move its clock by
+// hand (ManualClock); a test that expects it to fire may run on the real clock, where load can only delay it. The MPI tests
 // (tests/e2e/CMakeLists.txt, e2e.fault.stopped_rank_*) check it inside the trainer with a stopped rank.
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <stdexcept>
@@ -41,6 +44,19 @@ class Step final : public WaitSite {
 
 void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
 
+// A clock that moves only when the test moves it.
+class ManualClock {
+ public:
+  void advance(double s) { now_.store(now_.load() + s); }
+  double now() const { return now_.load(); }
+  Watchdog::Clock reader() {
+    return [this] { return now_.load(); };
+  }
+
+ private:
+  std::atomic<double> now_{1000.0};
+};
+
 TEST(WatchdogDeathTest, AStepLongerThanTheTimeoutEndsTheJobNamingIt) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
@@ -57,25 +73,58 @@ TEST(WatchdogDeathTest, AStepLongerThanTheTimeoutEndsTheJobNamingIt) {
 }
 
 TEST(Watchdog, StepsThatFinishAndIdleTimeDoNotFire) {
+  // On a clock moved by hand, so that the outcome cannot depend on scheduling: on the real clock a loaded machine
+  // may deschedule this thread inside a step for longer than the timeout, which is a timeout by definition.
   ExitingWorld world;
-  Watchdog watchdog(world, 0.5);
+  ManualClock clock;
+  Watchdog watchdog(world, 0.5, clock.reader());
   const Step step;
-  // Many short steps over several timeouts: each one finishes, so none has lasted the timeout.
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+  // Many short steps over several timeouts of watched time (each 0.1 s on the watchdog's clock), while the
+  // watchdog thread looks many times (it polls every 62.5 ms of real time): each step finishes, so none has
+  // lasted the timeout.
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
   std::int64_t n = 0;
   while (std::chrono::steady_clock::now() < end) {
     const Watchdog::Scope watched(&watchdog, step, n++);
+    clock.advance(0.1);
+    sleep_s(0.001);
   }
-  // No step in progress for several timeouts (a rank computing, or between phases): not a wait.
-  sleep_s(1.5);
+  // No step in progress for many timeouts (a rank computing, or between phases): not a wait.
+  for (int i = 0; i < 20; ++i) {
+    clock.advance(0.5);
+    sleep_s(0.02);
+  }
   EXPECT_GT(n, 0);  // still alive: a timeout would have ended the process
+  EXPECT_GT(clock.now(), 3 * 0.5);
+}
+
+// The same rule on the hand-moved clock ends the job: a step that stays in progress while its clock passes the
+// timeout fires however slowly the threads are scheduled (only later, never not at all).
+TEST(WatchdogDeathTest, AStepThatOutlastsTheTimeoutOnItsClockEndsTheJob) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        ExitingWorld world;
+        ManualClock clock;
+        Watchdog watchdog(world, 0.5, clock.reader());
+        const Step step;
+        watchdog.enter(step, 3);
+        for (int i = 0; i < 3000; ++i) {  // 30 s of real time at most; the watchdog fires after ~0.1 s of it
+          clock.advance(0.1);
+          sleep_s(0.01);
+        }
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(kTimeoutExitCode), "zeropp-train: rank 0: timed out after 0.5 s waiting in test step 3");
 }
 
 TEST(Watchdog, ZeroTimeoutNeverFires) {
   ExitingWorld world;
-  Watchdog watchdog(world, 0);
+  ManualClock clock;
+  Watchdog watchdog(world, 0, clock.reader());
   const Step step;
   watchdog.enter(step);
+  clock.advance(1e6);  // a step "in progress" for days on its clock: no thread watches it
   sleep_s(0.2);
   watchdog.leave();
   EXPECT_EQ(watchdog.timeout_s(), 0);

@@ -1,7 +1,7 @@
 // Collective size sweeps and the trainer-layer FLOP counts of zeropp-bench, checked by hand.
 #include <gtest/gtest.h>
 
-#include "microbench/cpu/layer_bench.hpp"
+#include "microbench/layer_bench.hpp"
 #include "microbench/options.hpp"
 #include "microbench/suites.hpp"
 

@@ -33,7 +33,8 @@ json plausible() {
 TEST(ClusterWarnings, PlausibleValuesSayNothing) {
   EXPECT_TRUE(cluster_warnings(plausible()).empty());
   json j = plausible();
-  j["intra"]["bandwidth_GBps"] = 900;  // NVLink 5 per direction: the fastest, not above it
+  j["intra"]["bandwidth_GBps"] = 900;  // NVLink 5 per direction, on a Blackwell-class GPU: the fastest, not above it
+  j["peak_tflops"]["bf16"] = 2250;
   j["inter"]["bandwidth_GBps"] = 25;   // 200 Gb/s HDR
   j.erase("memory_mib");
   j["memory_gib"] = 79.6474609375;
@@ -47,6 +48,22 @@ TEST(ClusterWarnings, NvlinkAboveAnyShippingRate) {
             std::vector<std::string>{"cluster.intra.bandwidth_GBps=1800 is above 900 GB/s, the fastest GPU link's rate "
                                      "per direction (NVLink 5): it looks bidirectional or in Gb/s (the key is GB/s per "
                                      "GPU per direction)"});
+}
+
+// NVLink 4 is sold as "900 GB/s" (both directions): on an H100-class GPU (bf16 peak 989) that is twice the
+// per-direction rate the key wants; NVLink 3's "600 GB/s" likewise on an A100 (312). Issue 21, point 7.
+TEST(ClusterWarnings, BidirectionalNvlinkFigureForItsGeneration) {
+  json j = plausible();
+  j["intra"]["bandwidth_GBps"] = 900;
+  EXPECT_EQ(
+      cluster_warnings(j),
+      std::vector<std::string>{"cluster.intra.bandwidth_GBps=900 is NVLink 4 (H100, H200)'s bidirectional figure "
+                               "for a GPU of 989 TFLOP/s bf16: the key is GB/s per GPU per direction, 450 there"});
+  j["intra"]["bandwidth_GBps"] = 600;
+  j["peak_tflops"]["bf16"] = 312;
+  EXPECT_EQ(cluster_warnings(j).size(), 1u);
+  j["intra"]["bandwidth_GBps"] = 300;  // A100's per-direction rate
+  EXPECT_TRUE(cluster_warnings(j).empty());
 }
 
 TEST(ClusterWarnings, NicRateInGbps) {
@@ -171,7 +188,7 @@ TEST(ClusterProvenance, NominalUnlessStated) {
                     "cluster.provenance.gemm=\"guessed\" must be one of nominal, published, calibrated, measured");
   j["provenance"] = {{"network", "published"}};
   EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.provenance.network",
-                    "cluster.provenance.network: unknown key (allowed: gemm, collectives)");
+                    "cluster.provenance.network: unknown key (allowed: gemm, collectives, base, entries)");
 }
 
 // Today's machines, with the figures their comments cite.

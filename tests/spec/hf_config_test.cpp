@@ -107,15 +107,47 @@ TEST(HfConfig, Llama2_7BEqualsTheZooModel) {
   EXPECT_EQ(model_from_hf_json(data("llama-2-7b.json"), "llama2-7b", "x", 0), zoo);
 }
 
+// RoPE scaling changes no cost: the model is Llama-3-8B's in every field the cost model reads. The spec records the
+// scaling's type (and the rotary base) for the trainer, which computes with them (configs/README.md).
 TEST(HfConfig, Llama31RopeScalingDoesNotChangeTheModel) {
   const json scaled = data("llama-3.1-8b.json");
   ASSERT_TRUE(scaled.at("rope_scaling").is_object());
   const ModelSpec m = hf(scaled, 8192);
+  EXPECT_EQ(m.rope_scaling, "llama3");
+  EXPECT_EQ(m.rope_theta, 500000);
   json plain = scaled;
   plain["rope_scaling"] = nullptr;
-  EXPECT_EQ(hf(plain, 8192), m);
-  EXPECT_EQ(m, hf(data("llama-3-8b.json")));
+  ModelSpec unscaled = m;
+  unscaled.rope_scaling.clear();
+  EXPECT_EQ(hf(plain, 8192), unscaled);
+  EXPECT_EQ(unscaled, hf(data("llama-3-8b.json")));
+  EXPECT_EQ(analytic::total_params(m), analytic::total_params(unscaled));
   EXPECT_EQ(hf(scaled).seq_len, 131072);
+}
+
+TEST(HfConfig, RotarySettings) {
+  EXPECT_EQ(hf(data("llama-2-7b.json")).rope_theta, 0);  // 10000, the default, is stored as the default
+  EXPECT_EQ(hf(data("qwen2-7b-instruct.json")).rope_theta, 1e6);
+  json j = data("llama-3-8b.json");
+  j["partial_rotary_factor"] = 0.5;
+  EXPECT_EQ(hf(j).rotary_fraction, 0.5);
+  j["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}};
+  EXPECT_EQ(hf(j).rope_scaling, "linear");
+  j.erase("rope_scaling");
+  j.erase("rope_theta");
+  j["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 250000.0}};  // transformers v5's form
+  EXPECT_EQ(hf(j).rope_theta, 250000);
+  EXPECT_EQ(hf(j).rope_scaling, "");
+  j["rope_theta"] = -1.0;
+  j.erase("rope_parameters");
+  EXPECT_THROW(hf(j), SpecError);
+  json neox = data("pythia-160m.json");
+  neox["use_parallel_residual"] = false;
+  EXPECT_EQ(hf(neox).rotary_fraction, 0.25);  // rotary_pct
+  EXPECT_EQ(hf(neox).rope_theta, 0);          // rotary_emb_base 10000
+  // Round trip through our format.
+  const ModelSpec m = hf(neox);
+  EXPECT_EQ(model_from_json(to_json(m)), m);
 }
 
 TEST(HfConfig, SeqChoosesTheTrainingLength) {

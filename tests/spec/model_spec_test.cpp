@@ -72,7 +72,37 @@ TEST(ModelSpec, RejectsUnknownKey) {
   j["hiden"] = 4096;
   EXPECT_SPEC_ERROR(model_from_json(j), "model.hiden",
                     "model.hiden: unknown key (allowed: name, layers, hidden, heads, kv_heads, ffn_hidden, seq_len, "
-                    "vocab, mlp, attention, dropout, tied_embedding, learned_positions)");
+                    "vocab, mlp, attention, dropout, tied_embedding, learned_positions, rope_theta, rotary_fraction, "
+                    "rope_scaling)");
+}
+
+// The rotary keys: defaults stay defaults, stated values round-trip, impossible ones and rotary keys on a model
+// with learned positions are refused naming the key.
+TEST(ModelSpec, RotaryKeys) {
+  json j = gpt_like();
+  j["learned_positions"] = false;
+  j["rope_theta"] = 500000;
+  j["rotary_fraction"] = 0.25;
+  j["rope_scaling"] = "llama3";
+  const ModelSpec m = model_from_json(j);
+  EXPECT_EQ(m.rope_theta_or_default(), 500000);
+  EXPECT_EQ(m.rotary_fraction_or_default(), 0.25);
+  EXPECT_EQ(model_from_json(to_json(m)), m);
+  EXPECT_FALSE(to_json(model_from_json(gpt_like())).contains("rope_theta"));
+  json bad = j;
+  bad["rope_theta"] = 0.5;
+  EXPECT_THROW(model_from_json(bad), SpecError);
+  bad = j;
+  bad["rotary_fraction"] = 1.5;
+  EXPECT_THROW(model_from_json(bad), SpecError);
+  bad = j;
+  bad["learned_positions"] = true;
+  try {
+    model_from_json(bad);
+    ADD_FAILURE() << "rotary keys accepted with learned positions";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "model.learned_positions");
+  }
 }
 
 TEST(ModelSpec, RejectsMissingKey) {

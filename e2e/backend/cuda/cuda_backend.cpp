@@ -231,14 +231,13 @@ void CudaBackend::gelu_backward(Tensor dinp, Tensor inp, Tensor dout, std::int64
 }
 
 // ---------------------------------------------------------------- attention
-// Per sequence b, the NH heads are one strided batch of GEMMs: head h's q, k, v start hs columns after head h-1's
-// in the [T, 3C] qkv rows (leading dimension 3C, batch stride hs), its probabilities are a dense [T, T] block.
-// The probabilities are materialised (the interface saves them for the backward): O(T^2) memory per head, as in
-// the CPU backend; a fused (flash) attention would need a different stash.
+// Unfused: per sequence b, heads are strided batches of GEMMs: head h's q, k, v start hs columns after head h-1's
+// in the qkv rows, its probabilities are a dense [T, T] block, materialised (the interface saves them for the
+// backward): O(T^2) memory per head, as in the CPU backend. Flash: kernels.cu, O(T) per head.
 
 void CudaBackend::head_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const void* A, int lda,
                             std::int64_t stride_a, const void* B, int ldb, std::int64_t stride_b, void* C, int ldc,
-                            std::int64_t stride_c, int heads) {
+                            std::int64_t stride_c, int heads, float beta) {
   MatmulProblem p;
   p.trans_a = trans_a;
   p.trans_b = trans_b;
@@ -252,56 +251,148 @@ void CudaBackend::head_gemm(bool trans_a, bool trans_b, int M, int N, int K, flo
   p.stride_a = stride_a;
   p.stride_b = stride_b;
   p.stride_c = stride_c;
-  matmul_.run(p, alpha, A, B, 0.0f, C, nullptr, stream_);
+  matmul_.run(p, alpha, A, B, beta, C, nullptr, stream_);
 }
 
-void CudaBackend::attention_forward(Tensor out, Tensor att, Tensor qkv, int B, int T, int C, int NH) {
+// Grouped-query heads: query head h = kvh * g + j (g = NH / KVH) reads key/value head kvh. For each j, the KVH heads
+// kvh = 0.. form one strided batch: query columns stride g*hs, key/value columns stride hs, probabilities stride
+// g*T*T. With g = 1 that is the plain multi-head batch. The key/value gradients sum over j (beta = 1 after j = 0).
+void CudaBackend::grouped_attention_forward(Tensor out, Tensor att, Tensor qkv, int B, int T, int NH, int KVH, int hs) {
   OpScope scope(profiling(), stream_);
-  if (C % NH != 0) throw std::logic_error("cuda backend: attention channels not divisible by heads");
-  const int hs = C / NH;
+  if (NH < 1 || KVH < 1 || NH % KVH != 0 || hs < 1)
+    throw std::logic_error("cuda backend: attention needs KVH >= 1 dividing NH and hs >= 1");
+  const int g = NH / KVH, C = NH * hs, W = (NH + 2 * KVH) * hs;
   const std::int64_t tt = std::int64_t{T} * T;
   bf16* o = b16(out, std::int64_t{B} * T * C, "attention out");
   bf16* p = b16(att, std::int64_t{B} * NH * tt, "attention att");
-  const bf16* x = b16(qkv, std::int64_t{B} * T * 3 * C, "attention qkv");
+  const bf16* x = b16(qkv, std::int64_t{B} * T * W, "attention qkv");
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   for (int b = 0; b < B; ++b) {
-    const bf16* q = x + std::int64_t{b} * T * 3 * C;
-    head_gemm(false, true, T, T, hs, scale, q, 3 * C, hs, q + C, 3 * C, hs, p + std::int64_t{b} * NH * tt, T, tt, NH);
+    const bf16* row = x + std::int64_t{b} * T * W;
+    for (int j = 0; j < g; ++j)
+      head_gemm(false, true, T, T, hs, scale, row + j * hs, W, std::int64_t{g} * hs, row + C, W, hs,
+                p + std::int64_t{b} * NH * tt + j * tt, T, g * tt, KVH);
   }
   causal_softmax_forward(p, std::int64_t{B} * NH * T, T, stream_);
   for (int b = 0; b < B; ++b) {
-    const bf16* v = x + std::int64_t{b} * T * 3 * C + 2 * C;
-    head_gemm(false, false, T, hs, T, 1.0f, p + std::int64_t{b} * NH * tt, T, tt, v, 3 * C, hs,
-              o + std::int64_t{b} * T * C, C, hs, NH);
+    const bf16* v = x + std::int64_t{b} * T * W + C + std::int64_t{KVH} * hs;
+    for (int j = 0; j < g; ++j)
+      head_gemm(false, false, T, hs, T, 1.0f, p + std::int64_t{b} * NH * tt + j * tt, T, g * tt, v, W, hs,
+                o + std::int64_t{b} * T * C + j * hs, C, std::int64_t{g} * hs, KVH);
   }
   if (profiling()) record(OpKind::attention, scope.seconds(), 4.0 * B * T * T * C);
 }
 
-void CudaBackend::attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor att, int B, int T, int C, int NH) {
+void CudaBackend::grouped_attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor att, int B, int T, int NH,
+                                             int KVH, int hs) {
   OpScope scope(profiling(), stream_);
-  if (C % NH != 0) throw std::logic_error("cuda backend: attention channels not divisible by heads");
-  const int hs = C / NH;
+  if (NH < 1 || KVH < 1 || NH % KVH != 0 || hs < 1)
+    throw std::logic_error("cuda backend: attention needs KVH >= 1 dividing NH and hs >= 1");
+  const int g = NH / KVH, C = NH * hs, W = (NH + 2 * KVH) * hs;
   const std::int64_t tt = std::int64_t{T} * T;
-  bf16* dx = b16(dqkv, std::int64_t{B} * T * 3 * C, "attention dqkv");
+  bf16* dx = b16(dqkv, std::int64_t{B} * T * W, "attention dqkv");
   const bf16* dy = b16(dout, std::int64_t{B} * T * C, "attention dout");
-  const bf16* x = b16(qkv, std::int64_t{B} * T * 3 * C, "attention qkv");
+  const bf16* x = b16(qkv, std::int64_t{B} * T * W, "attention qkv");
   const bf16* p = b16(att, std::int64_t{B} * NH * tt, "attention att");
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   Buffer dp(*this, NH * tt, DType::bf16);  // one sequence's score gradients, reused for every b
   bf16* ds = static_cast<bf16*>(dp.view().data);
+  const std::int64_t qs = std::int64_t{g} * hs, ps = g * tt;  // batch strides of query heads and their scores
   for (int b = 0; b < B; ++b) {
-    const std::int64_t row = std::int64_t{b} * T * 3 * C;
-    const bf16 *q = x + row, *k = x + row + C, *v = x + row + 2 * C;
-    bf16 *dq = dx + row, *dk = dx + row + C, *dv = dx + row + 2 * C;
-    const bf16* g = dy + std::int64_t{b} * T * C;
+    const std::int64_t row = std::int64_t{b} * T * W;
+    const bf16 *q = x + row, *k = x + row + C, *v = x + row + C + std::int64_t{KVH} * hs;
+    bf16 *dq = dx + row, *dk = dx + row + C, *dv = dx + row + C + std::int64_t{KVH} * hs;
+    const bf16* gy = dy + std::int64_t{b} * T * C;
     const bf16* pb = p + std::int64_t{b} * NH * tt;
-    head_gemm(true, false, T, hs, T, 1.0f, pb, T, tt, g, C, hs, dv, 3 * C, hs, NH);       // dV = P^T dY
-    head_gemm(false, true, T, T, hs, 1.0f, g, C, hs, v, 3 * C, hs, ds, T, tt, NH);        // dP = dY V^T
-    causal_softmax_backward(ds, pb, std::int64_t{NH} * T, T, scale, stream_);             // dS (with 1/sqrt(hs))
-    head_gemm(false, false, T, hs, T, 1.0f, ds, T, tt, k, 3 * C, hs, dq, 3 * C, hs, NH);  // dQ = dS K
-    head_gemm(true, false, T, hs, T, 1.0f, ds, T, tt, q, 3 * C, hs, dk, 3 * C, hs, NH);   // dK = dS^T Q
+    for (int j = 0; j < g; ++j) {
+      const float acc = j == 0 ? 0.0f : 1.0f;  // dK, dV sum over the group's query heads
+      head_gemm(true, false, T, hs, T, 1.0f, pb + j * tt, T, ps, gy + j * hs, C, qs, dv, W, hs, KVH,
+                acc);                                                                                 // dV += P^T dY
+      head_gemm(false, true, T, T, hs, 1.0f, gy + j * hs, C, qs, v, W, hs, ds + j * tt, T, ps, KVH);  // dP = dY V^T
+    }
+    causal_softmax_backward(ds, pb, std::int64_t{NH} * T, T, scale, stream_);  // dS (with 1/sqrt(hs))
+    for (int j = 0; j < g; ++j) {
+      const float acc = j == 0 ? 0.0f : 1.0f;
+      head_gemm(false, false, T, hs, T, 1.0f, ds + j * tt, T, ps, k, W, hs, dq + j * hs, W, qs, KVH);  // dQ = dS K
+      head_gemm(true, false, T, hs, T, 1.0f, ds + j * tt, T, ps, q + j * hs, W, qs, dk, W, hs, KVH,
+                acc);  // dK += dS^T Q
+    }
   }
   if (profiling()) record(OpKind::attention, scope.seconds(), 8.0 * B * T * T * C);
+}
+
+void CudaBackend::flash_attention_forward(Tensor out, Tensor lse, Tensor qkv, int B, int T, int NH, int KVH, int hs) {
+  OpScope scope(profiling(), stream_);
+  const int C = NH * hs, W = (NH + 2 * KVH) * hs;
+  cuda::flash_attention_forward(b16(out, std::int64_t{B} * T * C, "flash attention out"),
+                                f32(lse, std::int64_t{B} * NH * T, "flash attention lse"),
+                                b16(qkv, std::int64_t{B} * T * W, "flash attention qkv"), B, T, NH, KVH, hs, stream_);
+  if (profiling()) record(OpKind::attention, scope.seconds(), 2.0 * B * T * T * C);  // causal: half of 4BT^2C
+}
+
+void CudaBackend::flash_attention_backward(Tensor dqkv, Tensor dout, Tensor out, Tensor lse, Tensor qkv, int B, int T,
+                                           int NH, int KVH, int hs) {
+  OpScope scope(profiling(), stream_);
+  const int C = NH * hs, W = (NH + 2 * KVH) * hs;
+  Buffer delta(*this, std::int64_t{B} * NH * T, DType::f32);  // rowsum(dout * out): O(T) per head
+  cuda::flash_attention_backward(
+      b16(dqkv, std::int64_t{B} * T * W, "flash attention dqkv"), f32(delta.view(), delta.numel(), "flash delta"),
+      b16(dout, std::int64_t{B} * T * C, "flash attention dout"), b16(out, std::int64_t{B} * T * C, "flash out"),
+      f32(lse, std::int64_t{B} * NH * T, "flash attention lse"), b16(qkv, std::int64_t{B} * T * W, "flash qkv"), B, T,
+      NH, KVH, hs, stream_);
+  if (profiling()) record(OpKind::attention, scope.seconds(), 5.0 * B * T * T * C);  // causal: half of 10BT^2C
+}
+
+// ---------------------------------------------------------------- RMSNorm, SwiGLU, RoPE
+
+void CudaBackend::rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, int N, int C) {
+  OpScope scope(profiling(), stream_);
+  const std::int64_t nc = std::int64_t{N} * C;
+  cuda::rmsnorm_forward(b16(out, nc, "rmsnorm out"), f32(rstd, N, "rmsnorm rstd"), b16(inp, nc, "rmsnorm inp"),
+                        b16(weight, C, "rmsnorm weight"), N, C, stream_);
+  if (profiling()) record(OpKind::rmsnorm, scope.seconds(), 0.0);
+}
+
+void CudaBackend::rmsnorm_backward_input(Tensor dinp, Tensor dout, Tensor inp, Tensor rstd, Tensor weight, int N, int C,
+                                         bool accumulate) {
+  OpScope scope(profiling(), stream_);
+  const std::int64_t nc = std::int64_t{N} * C;
+  cuda::rmsnorm_backward_input(b16(dinp, nc, "rmsnorm dinp"), b16(dout, nc, "rmsnorm dout"),
+                               b16(inp, nc, "rmsnorm inp"), f32(rstd, N, "rmsnorm rstd"),
+                               b16(weight, C, "rmsnorm weight"), N, C, accumulate, stream_);
+  if (profiling()) record(OpKind::rmsnorm, scope.seconds(), 0.0);
+}
+
+void CudaBackend::rmsnorm_backward_weight(Tensor dweight, Tensor dout, Tensor inp, Tensor rstd, int N, int C) {
+  OpScope scope(profiling(), stream_);
+  const std::int64_t nc = std::int64_t{N} * C;
+  cuda::rmsnorm_backward_weight(f32(dweight, C, "rmsnorm dweight"), b16(dout, nc, "rmsnorm dout"),
+                                b16(inp, nc, "rmsnorm inp"), f32(rstd, N, "rmsnorm rstd"), N, C, stream_);
+  if (profiling()) record(OpKind::rmsnorm, scope.seconds(), 0.0);
+}
+
+void CudaBackend::swiglu_forward(Tensor out, Tensor inp, int N, int F) {
+  OpScope scope(profiling(), stream_);
+  cuda::swiglu_forward(b16(out, std::int64_t{N} * F, "swiglu out"), b16(inp, std::int64_t{N} * 2 * F, "swiglu inp"), N,
+                       F, stream_);
+  if (profiling()) record(OpKind::swiglu, scope.seconds(), 0.0);
+}
+
+void CudaBackend::swiglu_backward(Tensor dinp, Tensor inp, Tensor dout, int N, int F) {
+  OpScope scope(profiling(), stream_);
+  cuda::swiglu_backward(b16(dinp, std::int64_t{N} * 2 * F, "swiglu dinp"),
+                        b16(inp, std::int64_t{N} * 2 * F, "swiglu inp"), b16(dout, std::int64_t{N} * F, "swiglu dout"),
+                        N, F, stream_);
+  if (profiling()) record(OpKind::swiglu, scope.seconds(), 0.0);
+}
+
+void CudaBackend::rope(Tensor qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse) {
+  OpScope scope(profiling(), stream_);
+  if (rotary_dims < 2 || rotary_dims % 2 != 0 || rotary_dims > hs || T < 1 || !(theta > 0))
+    throw std::logic_error("cuda backend: rope needs an even rotary_dims in [2, hs], T >= 1 and theta > 0");
+  cuda::rope(b16(qkv, std::int64_t{N} * (NH + 2 * KVH) * hs, "rope qkv"), N, T, NH, KVH, hs, rotary_dims, theta,
+             inverse, stream_);
+  if (profiling()) record(OpKind::rope, scope.seconds(), 0.0);
 }
 
 // ---------------------------------------------------------------- embedding, cross-entropy
@@ -311,7 +402,8 @@ void CudaBackend::embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tenso
   const int V = static_cast<int>(wte.numel / C);
   cuda::embedding_forward(b16(out, std::int64_t{N} * C, "embedding out"), i32(tokens, N, "embedding tokens"),
                           b16(wte, std::int64_t{V} * C, "embedding wte"),
-                          b16(wpe, std::int64_t{T} * C, "embedding wpe"), N, T, C, row0, V, error_.data(), stream_);
+                          wpe.empty() ? nullptr : b16(wpe, std::int64_t{T} * C, "embedding wpe"), N, T, C, row0, V,
+                          error_.data(), stream_);
   if (profiling()) record(OpKind::embedding, scope.seconds(), 0.0);
 }
 
@@ -319,9 +411,10 @@ void CudaBackend::embedding_backward_weight(Tensor dwte, Tensor dwpe, Tensor dou
                                             int row0) {
   OpScope scope(profiling(), stream_);
   const int V = static_cast<int>(dwte.numel / C);
-  cuda::embedding_backward(
-      f32(dwte, std::int64_t{V} * C, "embedding dwte"), f32(dwpe, std::int64_t{T} * C, "embedding dwpe"),
-      b16(dout, std::int64_t{N} * C, "embedding dout"), i32(tokens, N, "embedding tokens"), N, T, C, row0, V, stream_);
+  cuda::embedding_backward(f32(dwte, std::int64_t{V} * C, "embedding dwte"),
+                           dwpe.empty() ? nullptr : f32(dwpe, std::int64_t{T} * C, "embedding dwpe"),
+                           b16(dout, std::int64_t{N} * C, "embedding dout"), i32(tokens, N, "embedding tokens"), N, T,
+                           C, row0, V, stream_);
   if (profiling()) record(OpKind::embedding, scope.seconds(), 0.0);
 }
 

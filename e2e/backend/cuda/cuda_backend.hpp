@@ -10,8 +10,8 @@
 //
 // dtypes the operations accept (anything else throws std::logic_error naming the operand):
 //   gemm / linear_*:   A, B both bf16 (C bf16 or f32) or all f32; linear weight gradients f32, biases like out.
-//   layer norm, GELU, attention, embedding, cross-entropy: activations bf16; mean/rstd, losses, and the
-//                      weight gradients of layer norm and embedding f32.
+//   layer norm, RMSNorm, GELU, SwiGLU, RoPE, attention, embedding, cross-entropy: activations bf16; mean/rstd,
+//                      losses, flash attention's lse, and the weight gradients of the norms and embedding f32.
 //   add, accumulate, scale: f32 or bf16; sum, sum_squares: f32 or bf16; adamw_update: f32.
 #include <cuda_runtime.h>
 
@@ -52,11 +52,24 @@ class CudaBackend final : public Backend {
   void layernorm_backward_weight(Tensor dweight, Tensor dbias, Tensor dout, Tensor inp, Tensor mean, Tensor rstd, int N,
                                  int C) override;
 
+  void rmsnorm_forward(Tensor out, Tensor rstd, Tensor inp, Tensor weight, int N, int C) override;
+  void rmsnorm_backward_input(Tensor dinp, Tensor dout, Tensor inp, Tensor rstd, Tensor weight, int N, int C,
+                              bool accumulate) override;
+  void rmsnorm_backward_weight(Tensor dweight, Tensor dout, Tensor inp, Tensor rstd, int N, int C) override;
+  void swiglu_forward(Tensor out, Tensor inp, int N, int F) override;
+  void swiglu_backward(Tensor dinp, Tensor inp, Tensor dout, int N, int F) override;
+  void rope(Tensor qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse) override;
+
   void gelu_forward(Tensor out, Tensor inp, std::int64_t n) override;
   void gelu_backward(Tensor dinp, Tensor inp, Tensor dout, std::int64_t n) override;
 
-  void attention_forward(Tensor out, Tensor att, Tensor qkv, int B, int T, int C, int NH) override;
-  void attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor att, int B, int T, int C, int NH) override;
+  void grouped_attention_forward(Tensor out, Tensor att, Tensor qkv, int B, int T, int NH, int KVH, int hs) override;
+  void grouped_attention_backward(Tensor dqkv, Tensor dout, Tensor qkv, Tensor att, int B, int T, int NH, int KVH,
+                                  int hs) override;
+  // Head size at most kFlashMaxHead (256; std::invalid_argument otherwise).
+  void flash_attention_forward(Tensor out, Tensor lse, Tensor qkv, int B, int T, int NH, int KVH, int hs) override;
+  void flash_attention_backward(Tensor dqkv, Tensor dout, Tensor out, Tensor lse, Tensor qkv, int B, int T, int NH,
+                                int KVH, int hs) override;
 
   void embedding_forward(Tensor out, Tensor tokens, Tensor wte, Tensor wpe, int N, int T, int C, int row0) override;
   void embedding_backward_weight(Tensor dwte, Tensor dwpe, Tensor dout, Tensor tokens, int N, int T, int C,
@@ -80,10 +93,10 @@ class CudaBackend final : public Backend {
   void* raw_allocate(std::size_t bytes) override;
   void raw_deallocate(void* p) noexcept override;
   double reduce(Tensor x, bool square);
-  // A batched strided GEMM over the NH heads of one sequence (attention).
+  // A batched strided GEMM over heads of one sequence (attention); C = alpha op(A) op(B) + beta C.
   void head_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const void* A, int lda,
                  std::int64_t stride_a, const void* B, int ldb, std::int64_t stride_b, void* C, int ldc,
-                 std::int64_t stride_c, int heads);
+                 std::int64_t stride_c, int heads, float beta = 0.0f);
 
   int device_ = 0;
   cudaStream_t stream_ = nullptr;

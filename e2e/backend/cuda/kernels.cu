@@ -76,7 +76,8 @@ __global__ void embedding_forward_kernel(bf16* out, const std::int32_t* tokens, 
       continue;
     }
     const int pos = (row0 + r) % T;
-    out[i] = __float2bfloat16(to_f(wte[std::int64_t{tok} * C + c]) + to_f(wpe[std::int64_t{pos} * C + c]));
+    const float p = wpe == nullptr ? 0.0f : to_f(wpe[std::int64_t{pos} * C + c]);
+    out[i] = __float2bfloat16(to_f(wte[std::int64_t{tok} * C + c]) + p);
   }
 }
 
@@ -91,7 +92,7 @@ __global__ void embedding_backward_kernel(float* dwte, float* dwpe, const bf16* 
     if (tok < 0 || tok >= V) continue;  // reported by the forward
     const float g = to_f(dout[i]);
     atomicAdd(dwte + std::int64_t{tok} * C + c, g);
-    atomicAdd(dwpe + std::int64_t{(row0 + r) % T} * C + c, g);
+    if (dwpe != nullptr) atomicAdd(dwpe + std::int64_t{(row0 + r) % T} * C + c, g);
   }
 }
 
@@ -147,9 +148,12 @@ __global__ void layernorm_backward_input_kernel(bf16* dinp, const bf16* dout, co
 }
 
 // Column sums: a block of 32 columns x 8 row lanes; gridDim.y row slices add their partial sums atomically.
+// Mode: kBias sums dout into dbias; kLayerNorm also dout * xhat into dweight; kRmsNorm only dout * inp * rstd into
+// dweight (dbias unused).
 constexpr int kColRows = 8;
+constexpr int kBias = 0, kLayerNorm = 1, kRmsNorm = 2;
 
-template <bool Norm>
+template <int Mode>
 __global__ void column_sums_kernel(float* dweight, float* dbias, const bf16* dout, const bf16* inp, const float* mean,
                                    const float* rstd, int N, int C) {
   __shared__ float sw[kColRows][kWarp + 1];
@@ -161,7 +165,8 @@ __global__ void column_sums_kernel(float* dweight, float* dbias, const bf16* dou
       const std::int64_t i = std::int64_t{n} * C + c;
       const float g = to_f(dout[i]);
       b += g;
-      if (Norm) w += g * (to_f(inp[i]) - mean[n]) * rstd[n];
+      if (Mode == kLayerNorm) w += g * (to_f(inp[i]) - mean[n]) * rstd[n];
+      if (Mode == kRmsNorm) w += g * to_f(inp[i]) * rstd[n];
     }
   }
   sw[threadIdx.y][threadIdx.x] = w;
@@ -172,14 +177,341 @@ __global__ void column_sums_kernel(float* dweight, float* dbias, const bf16* dou
       w += sw[k][threadIdx.x];
       b += sb[k][threadIdx.x];
     }
-    atomicAdd(dbias + c, b);
-    if (Norm) atomicAdd(dweight + c, w);
+    if (Mode != kRmsNorm) atomicAdd(dbias + c, b);
+    if (Mode != kBias) atomicAdd(dweight + c, w);
   }
 }
 
 dim3 column_grid(int N, int C) {
   const int slices = (N + 255) / 256;
   return dim3(static_cast<unsigned>((C + kWarp - 1) / kWarp), static_cast<unsigned>(slices < 64 ? slices : 64));
+}
+
+// ---------------------------------------------------------------- RMSNorm (one warp per row)
+
+__global__ void rmsnorm_forward_kernel(bf16* out, float* rstd, const bf16* inp, const bf16* weight, int N, int C) {
+  const std::int64_t row = (blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x) / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  if (row >= N) return;
+  const bf16* x = inp + row * C;
+  float ss = 0.0f;
+  for (int c = lane; c < C; c += kWarp) ss += to_f(x[c]) * to_f(x[c]);
+  const float r = rsqrtf(warp_sum(ss) / static_cast<float>(C) + kLayerNormEps);
+  bf16* o = out + row * C;
+  for (int c = lane; c < C; c += kWarp) o[c] = __float2bfloat16(to_f(x[c]) * r * to_f(weight[c]));
+  if (lane == 0) rstd[row] = r;
+}
+
+__global__ void rmsnorm_backward_input_kernel(bf16* dinp, const bf16* dout, const bf16* inp, const float* rstd,
+                                              const bf16* weight, int N, int C, bool accumulate) {
+  const std::int64_t row = (blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x) / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  if (row >= N) return;
+  const bf16* x = inp + row * C;
+  const bf16* dy = dout + row * C;
+  const float r = rstd[row];
+  float a = 0.0f;
+  for (int c = lane; c < C; c += kWarp) a += to_f(dy[c]) * to_f(weight[c]) * to_f(x[c]) * r;
+  const float mean_g_xhat = warp_sum(a) / static_cast<float>(C);
+  bf16* dx = dinp + row * C;
+  for (int c = lane; c < C; c += kWarp) {
+    float g = (to_f(dy[c]) * to_f(weight[c]) - to_f(x[c]) * r * mean_g_xhat) * r;
+    if (accumulate) g += to_f(dx[c]);
+    dx[c] = __float2bfloat16(g);
+  }
+}
+
+// ---------------------------------------------------------------- SwiGLU
+
+__device__ __forceinline__ float logistic(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+__global__ void swiglu_forward_kernel(bf16* out, const bf16* inp, int N, int F) {
+  const std::int64_t total = std::int64_t{N} * F;
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t n = i / F, f = i % F;
+    const float gate = to_f(inp[n * 2 * F + f]), up = to_f(inp[n * 2 * F + F + f]);
+    out[i] = __float2bfloat16(gate * logistic(gate) * up);
+  }
+}
+
+__global__ void swiglu_backward_kernel(bf16* dinp, const bf16* inp, const bf16* dout, int N, int F) {
+  const std::int64_t total = std::int64_t{N} * F;
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t n = i / F, f = i % F;
+    const float gate = to_f(inp[n * 2 * F + f]), up = to_f(inp[n * 2 * F + F + f]), g = to_f(dout[i]);
+    const float s = logistic(gate);
+    dinp[n * 2 * F + f] = __float2bfloat16(g * up * s * (1.0f + gate * (1.0f - s)));
+    dinp[n * 2 * F + F + f] = __float2bfloat16(g * gate * s);
+  }
+}
+
+// ---------------------------------------------------------------- rotary position embedding
+
+// One thread per (row, q-or-k head, pair); the angle in double (positions up to 2^20 times frequencies down to
+// theta^-1 keep ~1e-10 absolute accuracy), the rotation in fp32.
+__global__ void rope_kernel(bf16* qkv, int N, int T, int heads, int W, int hs, int rotary_dims, double theta,
+                            float sign) {
+  const int half = rotary_dims / 2;
+  const std::int64_t total = std::int64_t{N} * heads * half;
+  for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
+       idx += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t r = idx / (std::int64_t{heads} * half);
+    const int rem = static_cast<int>(idx % (std::int64_t{heads} * half));
+    const int h = rem / half, i = rem % half;
+    const double angle = static_cast<double>(r % T) * pow(theta, -2.0 * i / rotary_dims);
+    double sn, cs;
+    sincos(angle, &sn, &cs);
+    const float c = static_cast<float>(cs), s = sign * static_cast<float>(sn);
+    bf16* head = qkv + r * W + std::int64_t{h} * hs;
+    const float a = to_f(head[i]), b = to_f(head[i + half]);
+    head[i] = __float2bfloat16(a * c - b * s);
+    head[i + half] = __float2bfloat16(b * c + a * s);
+  }
+}
+
+// ---------------------------------------------------------------- flash-style attention
+// FlashAttention-2's algorithm (Dao 2023) with one warp per query row (forward, dq) or per key row (dk, dv), and
+// kFlashTile rows of the other side staged in shared memory per step. Scores are dot products over the head
+// (each lane takes one row of the staged tile), output rows are accumulated with each lane holding the columns
+// lane, lane + 32, ... of the head in registers. Correctness first: no tensor cores, no pipelining.
+// Shared memory per block, kFlashMaxHead = 256: two bf16 tiles 2 x 32 x 258 x 2 B = 33,024 B, plus per-warp fp32
+// rows 4 x 256 x 4 B each (one for the forward, two for the backward kernels) and, for dk/dv, 2 x 32 fp32:
+// at most 41,472 B, under the 48 KB of static shared memory every architecture gives.
+// The bf16 tile rows are padded by 2 elements (258: an odd number of 4-byte words), so lane j reading row j at a
+// common column hits bank (j * 129 + c) mod 32: all 32 lanes in different banks.
+constexpr int kFlashWarps = 4;
+constexpr int kFlashTile = 32;  // rows staged per step: one per lane
+constexpr int kFlashStride = kFlashMaxHead + 2;
+constexpr int kFlashRegs = kFlashMaxHead / kWarp;  // output columns per lane
+static_assert(kFlashTile == kWarp, "each lane owns one staged row");
+static_assert(2 * kFlashTile * kFlashStride * 2 + 2 * kFlashWarps * kFlashMaxHead * 4 + 2 * kFlashTile * 4 <= 48 * 1024,
+              "flash kernels must fit static shared memory");
+
+struct FlashShape {
+  int T, NH, KVH, hs;
+  __host__ __device__ int W() const { return (NH + 2 * KVH) * hs; }  // qkv row
+  __host__ __device__ int C() const { return NH * hs; }              // output row
+  __host__ __device__ int q_col(int h) const { return h * hs; }
+  __host__ __device__ int k_col(int kvh) const { return NH * hs + kvh * hs; }
+  __host__ __device__ int v_col(int kvh) const { return (NH + KVH) * hs + kvh * hs; }
+};
+
+// Stages rows r0 .. r0 + kFlashTile - 1 (zeros past `rows`) of a [rows, ld] bf16 matrix, columns col .. col + hs - 1,
+// into tile[kFlashTile][kFlashStride]. All threads of the block take part.
+__device__ void stage_tile(bf16 (*tile)[kFlashStride], const bf16* src, std::int64_t ld, int col, int r0, int rows,
+                           int hs) {
+  for (int idx = threadIdx.x; idx < kFlashTile * hs; idx += blockDim.x) {
+    const int rr = idx / hs, d = idx % hs, r = r0 + rr;
+    tile[rr][d] = r < rows ? src[std::int64_t{r} * ld + col + d] : __float2bfloat16(0.0f);
+  }
+}
+
+__device__ __forceinline__ float row_dot(const float* a, const bf16* b, int hs) {
+  float s = 0.0f;
+  for (int d = 0; d < hs; ++d) s += a[d] * to_f(b[d]);
+  return s;
+}
+
+// grid (ceil(T / kFlashWarps), B * NH); warp w of block x handles query row x * kFlashWarps + w of (b, h).
+__global__ void __launch_bounds__(kFlashWarps* kWarp)
+    flash_forward_kernel(bf16* out, float* lse, const bf16* qkv, FlashShape sh, float scale) {
+  __shared__ bf16 ks[kFlashTile][kFlashStride];
+  __shared__ bf16 vs[kFlashTile][kFlashStride];
+  __shared__ float qs[kFlashWarps][kFlashMaxHead];
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  const int b = blockIdx.y / sh.NH, h = blockIdx.y % sh.NH, kvh = h / (sh.NH / sh.KVH);
+  const int T = sh.T, hs = sh.hs, W = sh.W();
+  const int t = blockIdx.x * kFlashWarps + warp;
+  const bool active = t < T;
+  const bf16* base = qkv + std::int64_t{b} * T * W;
+  if (active)
+    for (int d = lane; d < hs; d += kWarp) qs[warp][d] = to_f(base[std::int64_t{t} * W + sh.q_col(h) + d]);
+  float acc[kFlashRegs];
+#pragma unroll
+  for (int k = 0; k < kFlashRegs; ++k) acc[k] = 0.0f;
+  float m = -INFINITY, l = 0.0f;
+  const int last = min(T - 1, static_cast<int>(blockIdx.x) * kFlashWarps + kFlashWarps - 1);
+  for (int j0 = 0; j0 <= last; j0 += kFlashTile) {
+    __syncthreads();  // the previous tile is consumed; qs is written
+    stage_tile(ks, base, W, sh.k_col(kvh), j0, T, hs);
+    stage_tile(vs, base, W, sh.v_col(kvh), j0, T, hs);
+    __syncthreads();
+    if (!active) continue;
+    const int j = j0 + lane;
+    const float s = j <= t ? scale * row_dot(qs[warp], ks[lane], hs) : -INFINITY;
+    const float m_new = fmaxf(m, warp_max(s));  // finite: key 0 is in the first tile and 0 <= t
+    const float p = j <= t ? expf(s - m_new) : 0.0f;
+    const float alpha = expf(m - m_new);  // 0 on the first tile (m = -inf)
+    l = l * alpha + warp_sum(p);
+#pragma unroll
+    for (int k = 0; k < kFlashRegs; ++k) acc[k] *= alpha;
+    const int visible = min(kFlashTile, t - j0 + 1);  // the same for the whole warp
+    for (int jj = 0; jj < visible; ++jj) {
+      const float pj = __shfl_sync(0xffffffffu, p, jj);
+#pragma unroll
+      for (int k = 0; k < kFlashRegs; ++k) {
+        const int d = lane + k * kWarp;
+        if (d < hs) acc[k] += pj * to_f(vs[jj][d]);
+      }
+    }
+    m = m_new;
+  }
+  if (!active) return;
+  const float inv = 1.0f / l;
+  bf16* o = out + (std::int64_t{b} * T + t) * sh.C() + std::int64_t{h} * hs;
+#pragma unroll
+  for (int k = 0; k < kFlashRegs; ++k) {
+    const int d = lane + k * kWarp;
+    if (d < hs) o[d] = __float2bfloat16(acc[k] * inv);
+  }
+  if (lane == 0) lse[(std::int64_t{b} * sh.NH + h) * T + t] = m + logf(l);
+}
+
+// delta[b, h, t] = sum_d dout * out over the head's columns (one warp per row).
+__global__ void flash_delta_kernel(float* delta, const bf16* dout, const bf16* out, int B, FlashShape sh) {
+  const std::int64_t row = (blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x) / kWarp;  // (b * NH + h) * T + t
+  const int lane = threadIdx.x % kWarp;
+  if (row >= std::int64_t{B} * sh.NH * sh.T) return;
+  const std::int64_t t = row % sh.T, bh = row / sh.T;
+  const std::int64_t b = bh / sh.NH, h = bh % sh.NH;
+  const std::int64_t off = (b * sh.T + t) * sh.C() + h * sh.hs;
+  float s = 0.0f;
+  for (int d = lane; d < sh.hs; d += kWarp) s += to_f(dout[off + d]) * to_f(out[off + d]);
+  s = warp_sum(s);
+  if (lane == 0) delta[row] = s;
+}
+
+// dq: grid (ceil(T / kFlashWarps), B * NH), one warp per query row; ds_j = p_j (dp_j - delta), dq = scale sum ds_j k_j.
+__global__ void __launch_bounds__(kFlashWarps* kWarp)
+    flash_dq_kernel(bf16* dqkv, const float* delta, const bf16* dout, const float* lse, const bf16* qkv, FlashShape sh,
+                    float scale) {
+  __shared__ bf16 ks[kFlashTile][kFlashStride];
+  __shared__ bf16 vs[kFlashTile][kFlashStride];
+  __shared__ float qs[kFlashWarps][kFlashMaxHead];
+  __shared__ float gs[kFlashWarps][kFlashMaxHead];
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  const int b = blockIdx.y / sh.NH, h = blockIdx.y % sh.NH, kvh = h / (sh.NH / sh.KVH);
+  const int T = sh.T, hs = sh.hs, W = sh.W(), C = sh.C();
+  const int t = blockIdx.x * kFlashWarps + warp;
+  const bool active = t < T;
+  const bf16* base = qkv + std::int64_t{b} * T * W;
+  float row_lse = 0.0f, row_delta = 0.0f;
+  if (active) {
+    for (int d = lane; d < hs; d += kWarp) {
+      qs[warp][d] = to_f(base[std::int64_t{t} * W + sh.q_col(h) + d]);
+      gs[warp][d] = to_f(dout[(std::int64_t{b} * T + t) * C + std::int64_t{h} * hs + d]);
+    }
+    row_lse = lse[(std::int64_t{b} * sh.NH + h) * T + t];
+    row_delta = delta[(std::int64_t{b} * sh.NH + h) * T + t];
+  }
+  float acc[kFlashRegs];
+#pragma unroll
+  for (int k = 0; k < kFlashRegs; ++k) acc[k] = 0.0f;
+  const int last = min(T - 1, static_cast<int>(blockIdx.x) * kFlashWarps + kFlashWarps - 1);
+  for (int j0 = 0; j0 <= last; j0 += kFlashTile) {
+    __syncthreads();
+    stage_tile(ks, base, W, sh.k_col(kvh), j0, T, hs);
+    stage_tile(vs, base, W, sh.v_col(kvh), j0, T, hs);
+    __syncthreads();
+    if (!active) continue;
+    const int j = j0 + lane;
+    float ds = 0.0f;
+    if (j <= t) {
+      const float p = expf(scale * row_dot(qs[warp], ks[lane], hs) - row_lse);
+      ds = p * (row_dot(gs[warp], vs[lane], hs) - row_delta);
+    }
+    const int visible = min(kFlashTile, t - j0 + 1);
+    for (int jj = 0; jj < visible; ++jj) {
+      const float dsj = __shfl_sync(0xffffffffu, ds, jj);
+#pragma unroll
+      for (int k = 0; k < kFlashRegs; ++k) {
+        const int d = lane + k * kWarp;
+        if (d < hs) acc[k] += dsj * to_f(ks[jj][d]);
+      }
+    }
+  }
+  if (!active) return;
+  bf16* dq = dqkv + (std::int64_t{b} * T + t) * W + sh.q_col(h);
+#pragma unroll
+  for (int k = 0; k < kFlashRegs; ++k) {
+    const int d = lane + k * kWarp;
+    if (d < hs) dq[d] = __float2bfloat16(scale * acc[k]);
+  }
+}
+
+// dk, dv: grid (ceil(T / kFlashWarps), B * KVH), one warp per key row j of key/value head kvh, summing over the
+// query heads of its group and the query rows t >= j: dv = sum p_t dout_t, dk = scale sum ds_t q_t.
+__global__ void __launch_bounds__(kFlashWarps* kWarp)
+    flash_dkv_kernel(bf16* dqkv, const float* delta, const bf16* dout, const float* lse, const bf16* qkv, FlashShape sh,
+                     float scale) {
+  __shared__ bf16 qt[kFlashTile][kFlashStride];
+  __shared__ bf16 gt[kFlashTile][kFlashStride];
+  __shared__ float lse_t[kFlashTile];
+  __shared__ float delta_t[kFlashTile];
+  __shared__ float kw[kFlashWarps][kFlashMaxHead];
+  __shared__ float vw[kFlashWarps][kFlashMaxHead];
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  const int b = blockIdx.y / sh.KVH, kvh = blockIdx.y % sh.KVH, group = sh.NH / sh.KVH;
+  const int T = sh.T, hs = sh.hs, W = sh.W(), C = sh.C();
+  const int j = blockIdx.x * kFlashWarps + warp;
+  const bool active = j < T;
+  const bf16* base = qkv + std::int64_t{b} * T * W;
+  const bf16* gbase = dout + std::int64_t{b} * T * C;
+  if (active)
+    for (int d = lane; d < hs; d += kWarp) {
+      kw[warp][d] = to_f(base[std::int64_t{j} * W + sh.k_col(kvh) + d]);
+      vw[warp][d] = to_f(base[std::int64_t{j} * W + sh.v_col(kvh) + d]);
+    }
+  float dk[kFlashRegs], dv[kFlashRegs];
+#pragma unroll
+  for (int k = 0; k < kFlashRegs; ++k) dk[k] = dv[k] = 0.0f;
+  const int first = static_cast<int>(blockIdx.x) * kFlashWarps;  // the block's first key row
+  for (int g = 0; g < group; ++g) {
+    const int h = kvh * group + g;
+    const float* lse_h = lse + (std::int64_t{b} * sh.NH + h) * T;
+    const float* delta_h = delta + (std::int64_t{b} * sh.NH + h) * T;
+    for (int i0 = first / kFlashTile * kFlashTile; i0 < T; i0 += kFlashTile) {
+      __syncthreads();  // the previous tile is consumed; kw, vw are written
+      stage_tile(qt, base, W, sh.q_col(h), i0, T, hs);
+      stage_tile(gt, gbase, C, h * hs, i0, T, hs);
+      if (threadIdx.x < kFlashTile) {
+        const int t = i0 + threadIdx.x;
+        lse_t[threadIdx.x] = t < T ? lse_h[t] : 0.0f;
+        delta_t[threadIdx.x] = t < T ? delta_h[t] : 0.0f;
+      }
+      __syncthreads();
+      if (!active) continue;
+      const int t = i0 + lane;
+      float p = 0.0f, ds = 0.0f;
+      if (t < T && t >= j) {
+        p = expf(scale * row_dot(kw[warp], qt[lane], hs) - lse_t[lane]);
+        ds = p * (row_dot(vw[warp], gt[lane], hs) - delta_t[lane]);
+      }
+      for (int ii = 0; ii < kFlashTile; ++ii) {
+        const float pi = __shfl_sync(0xffffffffu, p, ii), dsi = __shfl_sync(0xffffffffu, ds, ii);
+#pragma unroll
+        for (int k = 0; k < kFlashRegs; ++k) {
+          const int d = lane + k * kWarp;
+          if (d < hs) {
+            dv[k] += pi * to_f(gt[ii][d]);
+            dk[k] += dsi * to_f(qt[ii][d]);
+          }
+        }
+      }
+    }
+  }
+  if (!active) return;
+  bf16* row = dqkv + (std::int64_t{b} * T + j) * W;
+#pragma unroll
+  for (int k = 0; k < kFlashRegs; ++k) {
+    const int d = lane + k * kWarp;
+    if (d < hs) {
+      row[sh.k_col(kvh) + d] = __float2bfloat16(scale * dk[k]);
+      row[sh.v_col(kvh) + d] = __float2bfloat16(dv[k]);
+    }
+  }
 }
 
 // ---------------------------------------------------------------- GELU (tanh approximation)
@@ -352,14 +684,93 @@ void layernorm_backward_input(bf16* dinp, const bf16* dout, const bf16* inp, con
 
 void layernorm_backward_weight(float* dweight, float* dbias, const bf16* dout, const bf16* inp, const float* mean,
                                const float* rstd, int N, int C, cudaStream_t stream) {
-  column_sums_kernel<true>
+  column_sums_kernel<kLayerNorm>
       <<<column_grid(N, C), dim3(kWarp, kColRows), 0, stream>>>(dweight, dbias, dout, inp, mean, rstd, N, C);
   CUDA_CHECK_LAUNCH();
 }
 
 void bias_backward(float* dbias, const bf16* dout, int N, int C, cudaStream_t stream) {
-  column_sums_kernel<false>
+  column_sums_kernel<kBias>
       <<<column_grid(N, C), dim3(kWarp, kColRows), 0, stream>>>(nullptr, dbias, dout, nullptr, nullptr, nullptr, N, C);
+  CUDA_CHECK_LAUNCH();
+}
+
+void rmsnorm_forward(bf16* out, float* rstd, const bf16* inp, const bf16* weight, int N, int C, cudaStream_t stream) {
+  rmsnorm_forward_kernel<<<warp_rows_grid(N), kThreads, 0, stream>>>(out, rstd, inp, weight, N, C);
+  CUDA_CHECK_LAUNCH();
+}
+
+void rmsnorm_backward_input(bf16* dinp, const bf16* dout, const bf16* inp, const float* rstd, const bf16* weight, int N,
+                            int C, bool accumulate, cudaStream_t stream) {
+  rmsnorm_backward_input_kernel<<<warp_rows_grid(N), kThreads, 0, stream>>>(dinp, dout, inp, rstd, weight, N, C,
+                                                                            accumulate);
+  CUDA_CHECK_LAUNCH();
+}
+
+void rmsnorm_backward_weight(float* dweight, const bf16* dout, const bf16* inp, const float* rstd, int N, int C,
+                             cudaStream_t stream) {
+  column_sums_kernel<kRmsNorm>
+      <<<column_grid(N, C), dim3(kWarp, kColRows), 0, stream>>>(dweight, nullptr, dout, inp, nullptr, rstd, N, C);
+  CUDA_CHECK_LAUNCH();
+}
+
+void swiglu_forward(bf16* out, const bf16* inp, int N, int F, cudaStream_t stream) {
+  swiglu_forward_kernel<<<grid_for(std::int64_t{N} * F), kThreads, 0, stream>>>(out, inp, N, F);
+  CUDA_CHECK_LAUNCH();
+}
+
+void swiglu_backward(bf16* dinp, const bf16* inp, const bf16* dout, int N, int F, cudaStream_t stream) {
+  swiglu_backward_kernel<<<grid_for(std::int64_t{N} * F), kThreads, 0, stream>>>(dinp, inp, dout, N, F);
+  CUDA_CHECK_LAUNCH();
+}
+
+void rope(bf16* qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse,
+          cudaStream_t stream) {
+  const std::int64_t total = std::int64_t{N} * (NH + KVH) * (rotary_dims / 2);
+  if (total == 0) return;
+  rope_kernel<<<grid_for(total), kThreads, 0, stream>>>(qkv, N, T, NH + KVH, (NH + 2 * KVH) * hs, hs, rotary_dims,
+                                                        theta, inverse ? -1.0f : 1.0f);
+  CUDA_CHECK_LAUNCH();
+}
+
+namespace {
+// The flash kernels' grid: x over rows (kFlashWarps per block), y over (sequence, head) pairs.
+dim3 flash_grid(int T, std::int64_t pairs) {
+  if (pairs < 1 || pairs > 65535)
+    throw std::length_error("cuda flash attention: " + std::to_string(pairs) +
+                            " (sequence, head) pairs exceed one launch's grid.y of 65535");
+  return dim3(static_cast<unsigned>((T + kFlashWarps - 1) / kFlashWarps), static_cast<unsigned>(pairs));
+}
+void check_flash(int T, int NH, int KVH, int hs) {
+  if (T < 1 || NH < 1 || KVH < 1 || NH % KVH != 0 || hs < 1 || hs > kFlashMaxHead)
+    throw std::invalid_argument("cuda flash attention: needs T >= 1, KVH dividing NH and 1 <= hs <= " +
+                                std::to_string(kFlashMaxHead) + " (hs = " + std::to_string(hs) + ")");
+}
+}  // namespace
+
+void flash_attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int NH, int KVH, int hs,
+                             cudaStream_t stream) {
+  check_flash(T, NH, KVH, hs);
+  if (B == 0) return;
+  const FlashShape sh{T, NH, KVH, hs};
+  flash_forward_kernel<<<flash_grid(T, std::int64_t{B} * NH), kFlashWarps * kWarp, 0, stream>>>(
+      out, lse, qkv, sh, 1.0f / sqrtf(static_cast<float>(hs)));
+  CUDA_CHECK_LAUNCH();
+}
+
+void flash_attention_backward(bf16* dqkv, float* delta, const bf16* dout, const bf16* out, const float* lse,
+                              const bf16* qkv, int B, int T, int NH, int KVH, int hs, cudaStream_t stream) {
+  check_flash(T, NH, KVH, hs);
+  if (B == 0) return;
+  const FlashShape sh{T, NH, KVH, hs};
+  const float scale = 1.0f / sqrtf(static_cast<float>(hs));
+  flash_delta_kernel<<<warp_rows_grid(std::int64_t{B} * NH * T), kThreads, 0, stream>>>(delta, dout, out, B, sh);
+  CUDA_CHECK_LAUNCH();
+  flash_dq_kernel<<<flash_grid(T, std::int64_t{B} * NH), kFlashWarps * kWarp, 0, stream>>>(dqkv, delta, dout, lse, qkv,
+                                                                                           sh, scale);
+  CUDA_CHECK_LAUNCH();
+  flash_dkv_kernel<<<flash_grid(T, std::int64_t{B} * KVH), kFlashWarps * kWarp, 0, stream>>>(dqkv, delta, dout, lse,
+                                                                                             qkv, sh, scale);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -13,7 +13,8 @@ namespace zeropp::e2e::cuda {
 
 using bf16 = __nv_bfloat16;
 
-// Tokens outside [0, V) set *error (checked by CudaBackend::synchronize) and give zero rows.
+// Tokens outside [0, V) set *error (checked by CudaBackend::synchronize) and give zero rows. wpe (dwpe) may be
+// null: no position table (rotary positions).
 void embedding_forward(bf16* out, const std::int32_t* tokens, const bf16* wte, const bf16* wpe, int N, int T, int C,
                        int row0, int V, int* error, cudaStream_t);
 void embedding_backward(float* dwte, float* dwpe, const bf16* dout, const std::int32_t* tokens, int N, int T, int C,
@@ -28,6 +29,31 @@ void layernorm_backward_weight(float* dweight, float* dbias, const bf16* dout, c
                                const float* rstd, int N, int C, cudaStream_t);
 // dbias[c] += sum_n dout[n,c].
 void bias_backward(float* dbias, const bf16* dout, int N, int C, cudaStream_t);
+
+// RMSNorm (eps 1e-5): out = inp * rstd * weight, rstd[n] = 1/sqrt(mean(inp^2) + eps).
+void rmsnorm_forward(bf16* out, float* rstd, const bf16* inp, const bf16* weight, int N, int C, cudaStream_t);
+void rmsnorm_backward_input(bf16* dinp, const bf16* dout, const bf16* inp, const float* rstd, const bf16* weight, int N,
+                            int C, bool accumulate, cudaStream_t);
+// dweight[c] += sum_n dout[n,c] inp[n,c] rstd[n].
+void rmsnorm_backward_weight(float* dweight, const bf16* dout, const bf16* inp, const float* rstd, int N, int C,
+                             cudaStream_t);
+
+// SwiGLU on rows [gate (F) | up (F)]: out[n, f] = silu(gate) * up; the backward writes both halves of dinp.
+void swiglu_forward(bf16* out, const bf16* inp, int N, int F, cudaStream_t);
+void swiglu_backward(bf16* dinp, const bf16* inp, const bf16* dout, int N, int F, cudaStream_t);
+
+// Rotary embedding in place on the NH query and KVH key heads of rows of width (NH + 2 KVH) hs (Backend::rope).
+void rope(bf16* qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse, cudaStream_t);
+
+// FlashAttention-style causal attention with grouped-query heads (Backend::flash_attention_*), head size at most
+// kFlashMaxHead. The forward writes out [B, T, NH hs] (bf16) and lse [B, NH, T] (fp32). The backward takes
+// `delta` [B, NH, T] (fp32 scratch) and overwrites dqkv [B, T, (NH + 2 KVH) hs]; it needs no atomics: each query
+// row's dq and each key row's dk, dv (summed over the query heads of its group) are one warp's.
+constexpr int kFlashMaxHead = 256;
+void flash_attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int NH, int KVH, int hs,
+                             cudaStream_t);
+void flash_attention_backward(bf16* dqkv, float* delta, const bf16* dout, const bf16* out, const float* lse,
+                              const bf16* qkv, int B, int T, int NH, int KVH, int hs, cudaStream_t);
 
 void gelu_forward(bf16* out, const bf16* inp, std::int64_t n, cudaStream_t);
 void gelu_backward(bf16* dinp, const bf16* inp, const bf16* dout, std::int64_t n, cudaStream_t);
@@ -45,14 +71,18 @@ void crossentropy_backward(bf16* dlogits, const bf16* probs, const std::int32_t*
                            cudaStream_t);
 
 // Element-wise on f32 or bf16 (T = float or bf16), computed in fp32.
-template <typename T> void add(T* out, const T* a, const T* b, std::int64_t n, cudaStream_t);
-template <typename T> void accumulate(T* y, const T* x, std::int64_t n, cudaStream_t);
-template <typename T> void scale(T* x, float s, std::int64_t n, cudaStream_t);
+template <typename T>
+void add(T* out, const T* a, const T* b, std::int64_t n, cudaStream_t);
+template <typename T>
+void accumulate(T* y, const T* x, std::int64_t n, cudaStream_t);
+template <typename T>
+void scale(T* x, float s, std::int64_t n, cudaStream_t);
 
 // Per-block partial sums (of x, or of x^2) in fp64: partials[0..blocks); the caller adds them in order, so the
 // result is the same from run to run. `blocks` is at most kReduceBlocks.
 constexpr int kReduceBlocks = 256;
-template <typename T> void partial_sums(const T* x, std::int64_t n, bool square, double* partials, cudaStream_t);
+template <typename T>
+void partial_sums(const T* x, std::int64_t n, bool square, double* partials, cudaStream_t);
 
 void adamw(float* params, const float* grads, float* m, float* v, std::int64_t n, float lr, float beta1, float beta2,
            float eps, float weight_decay, float bias_correction1, float bias_correction2, float grad_scale,

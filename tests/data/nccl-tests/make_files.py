@@ -214,8 +214,33 @@ def sendrecv_2gpu():
     write("sendrecv_2gpu.txt", head + rows + foot)
 
 
+def all_reduce_hosts(name, hosts, per_host, alpha_us, busbw_gbps):
+    """2.19.6 layout, one rank per GPU on the hosts given (per_host: GPUs on each); -b 8 -e 8G -f 2. The runs of a
+    multi-host calibration (docs/multi-node.md, "What a run over several hosts measures")."""
+    n = sum(per_host)
+    rows, avg = new_table("all_reduce", n, sizes(8, 8 << 30), "float", "sum", alpha_us, busbw_gbps, 1.003)
+    devices, rank = [], 0
+    for h, count in zip(hosts, per_host):
+        for line in device_lines([h], count, H100, "new"):
+            devices.append(line.replace("Rank %2d" % int(line.split()[2]), "Rank %2d" % rank, 1))
+            rank += 1
+    head = ["# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22807",
+            "# Collective test starting: all_reduce_perf",
+            "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 "
+            "validation: 1 graph: 0 unalign: 0",
+            "#", "# Using devices"] + devices + ["NCCL version 2.28.7+cuda13.0"] + new_header()
+    write(name, head + rows + new_footer("all_reduce_perf", avg))
+
+
 if __name__ == "__main__":
     all_reduce_8gpu()
     all_gather_2hosts()
     reduce_scatter_8gpu()
     sendrecv_2gpu()
+    # 2 hosts x 8 H100, as cluster teams run it: busbw 346.7 GB/s (the hosts' network traffic; issue 21's example).
+    all_reduce_hosts("all_reduce_2hosts_8gpu.txt", ["node-b01", "node-b02"], [8, 8], 8.0, 346.7)
+    # 4 hosts x 1 H100: every ring edge crosses the network; busbw 45 GB/s is one GPU's NIC.
+    all_reduce_hosts("all_reduce_4hosts_1gpu.txt", ["node-c01", "node-c02", "node-c03", "node-c04"], [1, 1, 1, 1],
+                     14.0, 45.0)
+    # 8 GPUs on one host and 4 on another: what the ring crossed is not known.
+    all_reduce_hosts("all_reduce_uneven_hosts.txt", ["node-d01", "node-d02"], [8, 4], 8.0, 300.0)

@@ -1,4 +1,4 @@
-#include "microbench/cpu/optimizer_bench.hpp"
+#include "microbench/optimizer_bench.hpp"
 
 #include <cmath>
 #include <vector>
@@ -9,9 +9,9 @@
 
 namespace zeropp::microbench {
 
-void bench_trainer_optimizer(benchmark::State& state, long params, MPI_Comm comm) {
+void bench_trainer_optimizer(benchmark::State& state, const std::string& backend_name, long params, MPI_Comm comm) {
   using namespace e2e;
-  std::unique_ptr<Backend> backend = make_backend("cpu", 1);
+  std::unique_ptr<Backend> backend = make_backend(backend_name, 1);
   Buffer p(*backend, params), g(*backend, params), m(*backend, params), v(*backend, params);
   std::vector<float> host(static_cast<std::size_t>(params));
   fill_uniform(host, 5);

@@ -6,10 +6,12 @@
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
+#include <string>
+
 namespace zeropp::microbench {
 
-// Times one step on `params` fp32 parameters (max over the ranks of `comm`, which step their own copies at the
-// same time, as the trainer's ranks do); counters: params, params/s.
-void bench_trainer_optimizer(benchmark::State& state, long params, MPI_Comm comm);
+// Times one step on `params` fp32 parameters on `backend` ("cpu" or "cuda"; max over the ranks of `comm`, which
+// step their own copies at the same time, as the trainer's ranks do); counters: params, params/s.
+void bench_trainer_optimizer(benchmark::State& state, const std::string& backend, long params, MPI_Comm comm);
 
 }  // namespace zeropp::microbench

@@ -21,6 +21,10 @@
 
 namespace {
 
+// --threads' upper bound: 4x the hardware threads of today's largest two-socket x86 server (2 x AMD EPYC 9965,
+// 192 cores and 384 threads each: 768), so that a typo (--threads 30000) is refused rather than spawned.
+constexpr long long kMaxThreads = 4096;
+
 // Parses the command line on every rank (all ranks see the same arguments). --help prints on rank 0 only.
 // Returns -1 to go on, else the exit code.
 int parse(int argc, char** argv, int rank, zeropp::e2e::TrainerOptions& opt, std::string& fault) {
@@ -49,7 +53,10 @@ int parse(int argc, char** argv, int rank, zeropp::e2e::TrainerOptions& opt, std
                  "when built with the CUDA toolkit")
 #endif
       ->capture_default_str();
-  app.add_option("--threads", opt.threads, "CPU backend threads per rank")->capture_default_str();
+  // At least one; at most kMaxThreads (a larger count is a typo, not a machine).
+  app.add_option("--threads", opt.threads, "CPU backend threads per rank (1 or more)")
+      ->capture_default_str()
+      ->check(zeropp::cli_checks::integer_in(1, kMaxThreads));
   // Real-valued options: finite and in a plausible range (NaN once turned the reference check off).
   using zeropp::cli_checks::number_in;
   app.add_option("--lr", opt.optim.lr, "AdamW learning rate")->capture_default_str()->check(number_in({0, 1e3, false}));
@@ -61,8 +68,10 @@ int parse(int argc, char** argv, int rank, zeropp::e2e::TrainerOptions& opt, std
       ->check(number_in({0, 1e30, false}));
   app.add_option("--trace", opt.trace_path,
                  "write the measured Chrome trace (Perfetto) here, and print each rank's time per operation kind "
-                 "(GEMM, attention, norms, ...) over the steps after the first");
-  app.add_option("--out", opt.out_path, "JSON result path (default results/runs/<plan>-<strategy>-w<N>.json)");
+                 "(GEMM, attention, norms, ...) over the steps after the first")
+      ->check(zeropp::cli_checks::output_path());
+  app.add_option("--out", opt.out_path, "JSON result path (default results/runs/<plan>-<strategy>-w<N>.json)")
+      ->check(zeropp::cli_checks::output_path());
   app.add_flag("--compare-model{measured}", opt.compare_model,
                "print the simulator's prediction for the plan beside the measurement; costs: measured (the "
                "measured means, default) or analytic (the cost model for the plan's cluster)");

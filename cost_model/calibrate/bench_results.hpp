@@ -39,6 +39,8 @@ struct BenchResults {
   // "zeropp_backend", nccl-tests: always GPUs), and the words that say it, for messages.
   std::optional<Device> device;
   std::string device_evidence;
+  // nccl-tests output that neither names nor shows its collective: it was read as NcclTestsOptions::collective.
+  bool collective_from_option = false;
 
   // Appends another file's results (zeropp calibrate reads several); the device is each file's own.
   void append(const BenchResults& other);

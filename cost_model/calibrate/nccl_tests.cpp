@@ -1,7 +1,9 @@
 #include "cost_model/calibrate/nccl_tests.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <vector>
@@ -49,6 +51,26 @@ std::optional<long long> whole_number(std::string_view text) {
   return value;
 }
 
+// Whether strtod reads all of `text` as a number ("1024", "-8", "nan", "1e30", "0x10"): the first field of a line
+// that is meant as a table row, however wrong its number.
+bool reads_as_number(std::string_view text) {
+  const std::string s(text);
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return !s.empty() && end == s.c_str() + s.size();
+}
+
+// Bytes per element of nccl-tests' type names: src/common.cu test_typenames (2.x: int8 .. f8e5m2; 1.x: char,
+// int) and src/common.h wordSize().
+std::optional<int> type_bytes(std::string_view type) {
+  static constexpr std::pair<std::string_view, int> kTypes[] = {
+      {"int8", 1},   {"uint8", 1}, {"char", 1},  {"int32", 4},  {"int", 4},      {"uint32", 4}, {"int64", 8},
+      {"uint64", 8}, {"half", 2},  {"float", 4}, {"double", 8}, {"bfloat16", 2}, {"f8e4m3", 1}, {"f8e5m2", 1}};
+  for (const auto& [name, bytes] : kTypes)
+    if (name == type) return bytes;
+  return std::nullopt;
+}
+
 // A number as nccl-tests prints it ("0.06", "13016.7", "115855", "1.2e+05"), with half a unit of its last
 // printed digit: the value nccl-tests computed lies within value +- half_ulp.
 struct Printed {
@@ -82,7 +104,7 @@ struct Layout {
   std::optional<std::size_t> redop, root;
   Placement out;
   std::optional<Placement> in;
-  std::size_t fields = 0;  // a row has at least this many
+  std::size_t fields = 0;  // a row has exactly this many: the header's column names (a timestamp takes two fields)
 };
 
 struct Row {
@@ -90,6 +112,8 @@ struct Row {
   std::string_view size;
   double seconds = 0;
   Printed algbw, busbw;
+  bool whole_count = false;     // size = count x type bytes (all_reduce, send_recv)
+  bool per_rank_count = false;  // size = count x type bytes x n (all_gather, reduce_scatter: count per rank)
 };
 
 struct DeviceLine {
@@ -111,6 +135,13 @@ class Reader {
   [[noreturn]] void fail(const std::string& message) const {
     throw SpecError(source_, fmt::format("{}: {}", source_, message));
   }
+  // A table row that cannot be read: refused, or with skip_unreadable_rows counted and left out.
+  void unreadable(std::size_t line, const std::string& message) {
+    if (!options_.skip_unreadable_rows) fail(line, message);
+    if (skipped_rows_++ == 0) first_skipped_ = fmt::format("line {}: {}", line, message);
+  }
+  bool is_row(const Fields& f) const;
+  void check_sizes(Collective c) const;
 
   void header_line(std::size_t line, std::string_view body);
   void device_line(std::size_t line, const Fields& f);
@@ -135,7 +166,9 @@ class Reader {
   std::size_t footer_line_ = 0;
   std::string type_, redop_, root_;
   std::vector<Row> rows_;
-  std::size_t empty_rows_ = 0, unchecked_rows_ = 0, last_line_ = 0;
+  mutable bool collective_from_option_ = false;  // set by collective()
+  std::size_t empty_rows_ = 0, unchecked_rows_ = 0, last_line_ = 0, skipped_rows_ = 0;
+  std::string first_skipped_;
 };
 
 void Reader::header_line(std::size_t line, std::string_view body) {
@@ -213,7 +246,8 @@ void Reader::column_header(std::size_t line, const Fields& names) {
       break;
     }
   }
-  l.fields = (l.in ? l.in->time : l.out.time) + 4;
+  // nccl-tests -R 1 prints the row's timestamp as "%Y-%m-%d %H:%M:%S" under one column name: two fields.
+  l.fields = names.size() + (std::find(names.begin(), names.end(), "timestamp") != names.end() ? 1 : 0);
   layout_ = l;
 }
 
@@ -235,11 +269,23 @@ void Reader::check_wrong(std::string_view value, const Placement& p, bool out_of
   }
 }
 
+// A number first, or the shape of a row: as many fields as the header and a type name third.
+bool Reader::is_row(const Fields& f) const {
+  if (f.empty()) return false;
+  return reads_as_number(f[0]) || (f.size() == layout_->fields && type_bytes(f[2]));
+}
+
 void Reader::row(std::size_t line, const Fields& f) {
   const Layout& l = *layout_;
   if (f.size() < l.fields) {
-    fail(line, fmt::format("a row of {} fields where the column header (line {}) has {}: the table is cut short",
-                           f.size(), l.line, l.fields));
+    return unreadable(line, fmt::format("a row of {} fields where the column header (line {}) has {}: the table is "
+                                        "cut short",
+                                        f.size(), l.line, l.fields));
+  }
+  if (f.size() > l.fields) {
+    return unreadable(line, fmt::format("a row of {} fields where the column header (line {}) has {}: more values "
+                                        "than columns",
+                                        f.size(), l.line, l.fields));
   }
   auto same = [&](std::string& seen, std::string_view value, const char* column, const char* flag) {
     if (seen.empty()) seen = value;
@@ -249,7 +295,13 @@ void Reader::row(std::size_t line, const Fields& f) {
     }
   };
   if (f[2].find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string_view::npos)
-    fail(line, fmt::format("type=\"{}\" is not a type name", printable(f[2])));
+    return unreadable(line, fmt::format("type=\"{}\" is not a type name", printable(f[2])));
+  const std::optional<int> element = type_bytes(f[2]);
+  if (!element) {
+    return unreadable(line, fmt::format("type=\"{}\" is not an nccl-tests type (int8, uint8, int32, uint32, int64, "
+                                        "uint64, half, float, double, bfloat16, f8e4m3, f8e5m2)",
+                                        printable(f[2])));
+  }
   same(type_, f[2], "type", "-d TYPE");
   if (l.redop) same(redop_, f[*l.redop], "redop", "-o OP");
   if (l.root) same(root_, f[*l.root], "root", "-r ROOT");
@@ -257,20 +309,48 @@ void Reader::row(std::size_t line, const Fields& f) {
   if (l.in) check_wrong(f[l.in->time + 3], *l.in, false, line);
 
   const auto size = whole_number(f[0]);
-  if (!size || *size < 0) fail(line, fmt::format("size=\"{}\" is not a number of bytes", printable(f[0])));
+  if (!size || *size < 0) return unreadable(line, fmt::format("size=\"{}\" is not a number of bytes", printable(f[0])));
+  const auto count = whole_number(f[1]);
+  if (!count || *count < 0)
+    return unreadable(line, fmt::format("count=\"{}\" is not a number of elements", printable(f[1])));
+  // Which collective the row is (so which of the two holds) is known once the table is read: check_sizes().
+  const auto n = static_cast<unsigned __int128>(std::max<std::size_t>(devices_.size(), 1));
+  const unsigned __int128 bytes = static_cast<unsigned __int128>(*count) * static_cast<unsigned>(*element);
+  const bool whole_count = bytes == static_cast<unsigned __int128>(*size);
+  const bool per_rank_count = bytes * n == static_cast<unsigned __int128>(*size);
+  if (!whole_count && !per_rank_count) {
+    return unreadable(line, fmt::format("size={} is neither count={} x {} bytes ({}) nor that x {} ranks: the row "
+                                        "is damaged",
+                                        *size, *count, *element, printable(f[2]), devices_.size()));
+  }
   if (*size == 0) {  // all_gather and reduce_scatter below one element per rank: nothing moved
     ++empty_rows_;
     return;
   }
   const auto time = printed_number(f[l.out.time]);
   if (!time || !in_range(time->value, kMicroseconds)) {
-    fail(line, fmt::format("out-of-place time=\"{}\" must be a finite number of microseconds in (0, 1e+15]",
-                           printable(f[l.out.time])));
+    return unreadable(line, fmt::format("out-of-place time=\"{}\" must be a finite number of microseconds in (0, "
+                                        "1e+15]",
+                                        printable(f[l.out.time])));
   }
   const auto algbw = printed_number(f[l.out.time + 1]), busbw = printed_number(f[l.out.time + 2]);
   if (!algbw || !busbw || algbw->value < 0 || busbw->value < 0)
-    fail(line, "out-of-place algbw and busbw must be numbers >= 0 (GB/s)");
-  rows_.push_back({line, f[0], time->value * 1e-6, *algbw, *busbw});
+    return unreadable(line, "out-of-place algbw and busbw must be numbers >= 0 (GB/s)");
+  rows_.push_back({line, f[0], time->value * 1e-6, *algbw, *busbw, whole_count, per_rank_count});
+}
+
+// size = count x type bytes, times n for the collectives whose count is per rank (src/<collective>.cu's
+// GetCollByteCount: all_gather and reduce_scatter print the per-rank count beside the whole buffer).
+void Reader::check_sizes(Collective c) const {
+  const bool per_rank = c == Collective::all_gather || c == Collective::reduce_scatter;
+  for (const Row& r : rows_) {
+    if (per_rank ? r.per_rank_count : r.whole_count) continue;
+    fail(r.line,
+         fmt::format("size={} is {}count x type bytes, but {} prints {}: the table is not {}'s output", r.size,
+                     per_rank ? "" : "n ranks x ", analytic::collective_name(c),
+                     per_rank ? "the count per rank (size = n x count x type bytes)" : "size = count x type bytes",
+                     analytic::collective_name(c)));
+  }
 }
 
 void Reader::check_complete() const {
@@ -330,8 +410,26 @@ Collective Reader::collective() const {
   std::optional<Collective> c = named_by_program();
   const bool reduction = layout_->redop && redop_ != "none" && (!layout_->root || root_ == "-1");
   const std::vector<Collective> fit = !c && reduction ? fitting_reductions() : std::vector<Collective>{};
-  if (!c && fit.size() == 1) c = fit.front();
-  if (!c) c = options_.collective;
+  const auto contradicts = [&](Collective found) {
+    return options_.check_collective && options_.collective && *options_.collective != found;
+  };
+  if (c && contradicts(*c)) {
+    fail(program_->first, fmt::format("--collective {} contradicts the program line: this is {}'s output",
+                                      analytic::collective_name(*options_.collective), printable(program_->second)));
+  }
+  if (!c && fit.size() == 1) {
+    if (contradicts(fit.front())) {
+      fail(layout_->line, fmt::format("--collective {} contradicts the table: the busbw/algbw of every row fits {} "
+                                      "on {} ranks and no other reduction",
+                                      analytic::collective_name(*options_.collective),
+                                      analytic::collective_name(fit.front()), devices_.size()));
+    }
+    c = fit.front();
+  }
+  if (!c) {
+    c = options_.collective;
+    collective_from_option_ = c.has_value();
+  }
   const int n = static_cast<int>(devices_.size());
   if (!c) {
     std::string why = layout_->redop
@@ -372,7 +470,7 @@ BenchResults Reader::read(std::string_view text) {
     }
     // Rows lie between the column header and the footer; other lines there (NCCL INFO, warnings) are skipped.
     const Fields f = split(l);
-    if (layout_ && !footer_line_ && !f.empty() && f[0].find_first_not_of("0123456789") == std::string_view::npos) {
+    if (layout_ && !footer_line_ && is_row(f)) {
       row(line, f);
       last_line_ = line;
     }
@@ -397,9 +495,11 @@ BenchResults Reader::read(std::string_view text) {
   for (const auto& [host, count] : hosts) per_host = count == per_host ? per_host : 0;
   const std::string level = !options_.link.empty() ? options_.link : hosts.size() == 1 ? "intra" : "inter";
   const Collective c = collective();
+  check_sizes(c);
 
   BenchResults out;
   out.device = Device::gpu;
+  out.collective_from_option = collective_from_option_;
   out.device_evidence = fmt::format("nccl-tests results of {} GPUs ({})", n, device_name_);
   const std::string prefix = fmt::format("{}/nccl-tests/{}/{}/ranks:{}", analytic::collective_name(c), level, type_, n);
   for (const auto& r : rows_) {
@@ -421,6 +521,12 @@ BenchResults Reader::read(std::string_view text) {
                                   source_, analytic::collective_name(c), n, hosts.size(), hosts.size() == 1 ? "" : "s",
                                   level, options_.link.empty() ? "" : ", from --link", type_, rows_.size()));
   if (empty_rows_) out.notes.push_back(fmt::format("{}: {} rows of size 0 left out", source_, empty_rows_));
+  if (skipped_rows_) {
+    out.notes.push_back(
+        fmt::format("{}: {} table row{} that could not be read left out (--skip-unreadable-rows); "
+                    "the first, {}",
+                    source_, skipped_rows_, skipped_rows_ == 1 ? "" : "s", first_skipped_));
+  }
   if (unchecked_rows_) {
     out.notes.push_back(
         fmt::format("{}: {} rows not data-checked (#wrong N/A: nccl-tests -c 0)", source_, unchecked_rows_));

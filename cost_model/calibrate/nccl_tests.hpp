@@ -23,12 +23,22 @@
 //   - dtype: the type column (one type and one reduction per file: run with -d TYPE -o OP);
 //   - link level: NcclTestsOptions::link, else intra when every device line names the same host, inter when
 //     they name several (a multi-node NVLink domain, such as GB200 NVL72, is intra: say --link intra).
+// Rows: between the column header and the footer, a line is a table row when its first field is a number as
+// strtod reads it ("1024", "-8", "nan", "1e30"), or when it has as many fields as the header names columns with
+// an nccl-tests type name third ("0x10  4  float ..."); other lines there (NCCL INFO, warnings) are skipped.
+// A row must have exactly the header's fields (a "timestamp" column, -R 1, takes two: date and time), a size and
+// a count that are whole numbers >= 0, a known type (nccl-tests' names: int8 .. f8e5m2), size = count x the
+// type's bytes (x n ranks for all_gather and reduce_scatter, whose count is per rank: nccl-tests prints
+// max(send bytes, receive bytes) beside the per-rank count, src/common.cu), and a finite time, algbw and busbw.
+// A row that breaks one of these is refused, or with NcclTestsOptions::skip_unreadable_rows left out with a note
+// that counts them and names the first (the fit then has fewer sizes, and says so).
 // Refused, with one line naming the file and the line: a row whose #wrong is not 0 in either column (NCCL
 // returned wrong data), a footer "Out of bounds values" above 0, a row cut short, a missing header, device lines
-// or footer (the run did not finish), a second run in the file, times reported as cputime (-C 1), and programs
-// the model has no collective for (alltoall_perf, broadcast_perf, ...). Rows of size 0 (all_gather and
-// reduce_scatter below one element per rank) are left out, with a note; rows not data-checked (an out-of-place
-// #wrong of N/A: -c 0) are read, with a note. An in-place N/A (sendrecv's, always) is passed over.
+// or footer (the run did not finish), a second run in the file, times reported as cputime (-C 1), programs
+// the model has no collective for (alltoall_perf, broadcast_perf, ...), and, with check_collective, a
+// NcclTestsOptions::collective that contradicts the program line or the busbw/algbw of the table. Rows of size 0
+// (all_gather and reduce_scatter below one element per rank) are left out, with a note; rows not data-checked (an
+// out-of-place #wrong of N/A: -c 0) are read, with a note. An in-place N/A (sendrecv's, always) is passed over.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,6 +52,12 @@ struct NcclTestsOptions {
   // The collective of output that neither names its program nor decides it by its columns.
   std::optional<analytic::Collective> collective;
   std::string link;  // "intra" or "inter"; empty: from the hosts of the device lines
+  // `collective` is also a statement about output that does name or decide it (`zeropp calibrate --collective`
+  // when no file given needs it): refused when the program line or the columns say otherwise. Without it, the
+  // program line or the columns win.
+  bool check_collective = false;
+  // Leave out table rows that cannot be read (with a note that counts them) instead of refusing the file.
+  bool skip_unreadable_rows = false;
 };
 
 // Parses the whole output of one nccl-tests run; `source` names it in errors ("<source>:<line>: ..."). Lines that

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/input_files.hpp"
 #include "cost_model/spec/names.hpp"
 
 namespace zeropp::calibrate {
@@ -54,6 +55,7 @@ std::string read_text(const std::string& path) {
 
 BenchResults load_results(const std::string& path, const NcclTestsOptions& nccl_tests) {
   check_readable(path);
+  InputFiles::note(path);  // an output of this command must not replace it (spec/atomic_file.hpp)
   if (starts_as_json(path)) return load_bench_results(path);  // the JSON reader's own limits and errors
   return parse_nccl_tests(read_text(path), path, nccl_tests);
 }

@@ -37,6 +37,7 @@ struct CalibrateArgs {
   bool allow_poor_fit = false;
   std::string collective;  // nccl-tests output that does not name its program
   std::string link;        // nccl-tests: "intra" or "inter" instead of the device lines' hosts
+  bool skip_unreadable_rows = false;  // nccl-tests: leave out rows that cannot be read, with a note
   Format format = Format::table;
 };
 
@@ -118,6 +119,7 @@ int run(const CalibrateArgs& args) {
   if (!args.output.empty()) check_output_folder(args.output, "-o");
   calibrate::NcclTestsOptions nccl_tests;
   nccl_tests.link = args.link;
+  nccl_tests.skip_unreadable_rows = args.skip_unreadable_rows;
   if (!args.collective.empty()) {
     nccl_tests.collective = analytic::collective_from_name(args.collective);
     if (!nccl_tests.collective)
@@ -129,11 +131,23 @@ int run(const CalibrateArgs& args) {
     throw SpecError("--link", fmt::format("--link=\"{}\" must be one of intra, inter", printable(args.link)));
   const ClusterSpec base = load_cluster(args.base);
   calibrate::BenchResults all;
+  bool collective_used = false;
   for (const auto& path : args.results) {
     const auto one = calibrate::load_results(path, nccl_tests);
     calibrate::check_device(one, path, base);
+    collective_used = collective_used || one.collective_from_option;
     all.append(one);
   }
+  // --collective is for the nccl-tests files that neither name nor show their collective. When no file needed it,
+  // it is a statement about the files given, and one that names or shows another collective refutes it: read
+  // again as such, so the error names that file's line (it was once ignored without a word).
+  if (nccl_tests.collective && !collective_used) {
+    calibrate::NcclTestsOptions claimed = nccl_tests;
+    claimed.check_collective = true;
+    for (const auto& path : args.results) calibrate::load_results(path, claimed);
+  }
+  // The inputs are read by now: -o naming one of them (a result or --base) is refused before the fit.
+  if (!args.output.empty()) check_output_path(args.output, "-o");
   const auto calibration =
       calibrate::calibrate(all, base, {.name = args.name, .min_bytes = args.min_bytes, .max_bytes = args.max_bytes});
   validate(calibration.profile, "profile");
@@ -169,7 +183,8 @@ const bool registered = register_command({
           ->required()
           ->check(CLI::ExistingFile);
       sub.add_option("--base", args->base, "Base cluster (zoo name or JSON file): peaks, memory, topology")->required();
-      sub.add_option("-o,--output", args->output, "Write the calibrated profile (cluster JSON) here");
+      sub.add_option("-o,--output", args->output, "Write the calibrated profile (cluster JSON) here")
+          ->check(cli_checks::output_path());
       sub.add_option("--name", args->name, "Name of the profile (default: <base>-calibrated)");
       sub.add_option("--tolerance", args->tolerance, "Largest accepted held-out relative error (default 0.10)")
           ->check(cli_checks::number_in({0, 10}));
@@ -180,12 +195,17 @@ const bool registered = register_command({
       sub.add_flag("--allow-poor-fit", args->allow_poor_fit,
                    "Write the profile even when held-out errors exceed "
                    "the tolerance");
-      sub.add_option("--collective", args->collective,
-                     "all_reduce | all_gather | reduce_scatter | send_recv: the program behind nccl-tests output that "
-                     "does not name it (before nccl-tests 2.16.7)");
+      sub.add_option(
+          "--collective", args->collective,
+          "all_reduce | all_gather | reduce_scatter | send_recv: the program behind nccl-tests output that "
+          "does not name it (before nccl-tests 2.16.7); when no file needs it, one that names or shows another "
+          "collective is refused");
       sub.add_option("--link", args->link,
                      "intra | inter: the link level of nccl-tests output (default: intra when its GPUs are on one "
                      "host, inter when on several)");
+      sub.add_flag("--skip-unreadable-rows", args->skip_unreadable_rows,
+                   "nccl-tests output: leave out table rows that cannot be read (a size of -8, nan, a row of too many "
+                   "fields, ...) with a note that counts them, instead of refusing the file");
       add_format_option(sub, args->format);
       return [args] { return run(*args); };
     },

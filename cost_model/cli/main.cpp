@@ -8,6 +8,7 @@
 #include "cost_model/cli/command.hpp"
 #include "cost_model/options/cli_checks.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/input_files.hpp"
 #include "cost_model/spec/printable.hpp"
 #include "zeropp/version.hpp"
 
@@ -58,9 +59,21 @@ int main(int argc, char** argv) {
     auto run = command.setup(*sub);
     sub->callback([&action, run] { action = run; });
   }
+  // A first word that is no command: name it (CLI11 says only "A subcommand is required").
+  const auto is_command = [&](const char* word) {
+    return std::any_of(sorted.begin(), sorted.end(), [&](const auto& c) { return c.name == word; });
+  };
+  if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
+    std::string names;
+    for (const auto& command : sorted) names += (names.empty() ? "" : ", ") + command.name;
+    std::cerr << "zeropp: error: unknown command \"" << printable(argv[1]) << "\" (commands: " << names
+              << ") (see --help)\n";
+    return 2;
+  }
   if (const int code = cli_checks::parse(app, argc, argv, "zeropp"); code >= 0) return code;
   // Messages quote names, keys and paths from the user's files: printable() keeps each one line and inert.
   try {
+    const InputFiles inputs;  // what the command reads, so that no output of it replaces one (atomic_file.hpp)
     return action ? action() : 0;
   } catch (const std::exception& e) {
     std::cerr << "zeropp: error: " << printable(e.what()) << "\n";

@@ -122,6 +122,7 @@ void draw_figures(search::StudyReport& report, const std::filesystem::path& outp
 int run(const ReportArgs& args) {
   if (!args.output.empty()) check_output_folder(args.output, "-o");  // before the work, not after
   const Experiment ex = load_experiment_args(args.source, default_experiment_name());
+  if (!args.output.empty()) check_output_path(args.output, "-o");  // the inputs are read by now
   search::StudyOptions options;
   options.results_dir = args.results.empty() ? default_results_dir() : std::filesystem::path(args.results);
   options.output_path = !args.output.empty() ? std::filesystem::path(args.output)
@@ -173,7 +174,8 @@ const bool registered = register_command({
       auto a = std::make_shared<ReportArgs>();
       add_experiment_options(sub, a->source);
       sub.add_option("-o,--output", a->output,
-                     "Markdown file (default <results>/report.md, or report-<name>.md for another experiment)");
+                     "Markdown file (default <results>/report.md, or report-<name>.md for another experiment)")
+          ->check(cli_checks::output_path());
       sub.add_option("--results", a->results,
                      "Folder with loop/ and validation-cache/ (default: the repository's results/)");
       sub.add_option("--validation-set", a->validation_sets,

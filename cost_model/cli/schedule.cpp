@@ -17,6 +17,7 @@
 #include "cost_model/simulate/costs.hpp"
 #include "cost_model/simulate/simulator.hpp"
 #include "cost_model/simulate/trace.hpp"
+#include "cost_model/spec/atomic_file.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
@@ -64,6 +65,7 @@ int run_schedule(const ScheduleArgs& args) {
       args.backward == Backward::automatic ? split_by_default(cfg.kind) : args.backward == Backward::split;
   cfg.recompute = args.recompute;
 
+  if (!args.trace.empty()) check_output_path(args.trace, "--trace");  // before the work, not after
   schedule::Program program;
   try {
     program = schedule::generate(cfg);
@@ -175,7 +177,8 @@ const bool registered = register_command(Command{
               CLI::ignore_case));
       sub.add_flag("--recompute", args->recompute, "Recompute activations before B (the schedule's rule)");
       sub.add_flag("--compute-only", args->compute_only, "Simulate the generated program without lowering");
-      sub.add_option("--trace", args->trace, "Write a Chrome trace JSON (Perfetto) to this file");
+      sub.add_option("--trace", args->trace, "Write a Chrome trace JSON (Perfetto) to this file")
+          ->check(cli_checks::output_path());
       sub.add_option("--width", args->width, "Grid width in characters")->check(cli_checks::integer_in(20, 100000));
       add_format_option(sub, args->format);
       return [args] { return run_schedule(*args); };

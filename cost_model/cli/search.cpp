@@ -162,8 +162,9 @@ analytic::RunCost candidate_run_cost(const Experiment& ex, const search::Candida
 }
 
 int run(SearchArgs& a) {
-  if (!a.csv.empty()) check_output_folder(a.csv, "--csv");  // before the work, not after
   const Experiment ex = build_experiment(a);
+  // Before the work, not after; the inputs are read by now, so an output that is one of them is refused too.
+  if (!a.csv.empty()) check_output_path(a.csv, "--csv");
   warn_if_nominal(ex);
   search::SearchOptions o = a.options;
   o.space.strategies = ex.strategies;
@@ -229,7 +230,8 @@ const bool registered = register_command({
           ->check(cli_checks::integer_in(1, limits::kMicroBatch));
       sub.add_flag("--exhaustive", a->options.exhaustive,
                    "Simulate every plan (no bound-based pruning; the answer is the same, slower)");
-      sub.add_option("--csv", a->csv, "Write every enumerated plan (fate, bounds, simulated split) to FILE as CSV");
+      sub.add_option("--csv", a->csv, "Write every enumerated plan (fate, bounds, simulated split) to FILE as CSV")
+          ->check(cli_checks::output_path());
       sub.add_flag("--closed-form", a->closed_form, "Rank by the closed-form estimate only (no simulation)");
       add_run_cost_options(sub, a->run_cost);
       add_format_option(sub, a->format);

@@ -17,6 +17,8 @@ CLI::Validator number_in(const NumberRange& range) {
         char* end = nullptr;
         const double value = std::strtod(text.c_str(), &end);
         if (text.empty() || end != text.c_str() + text.size()) return text + " is not a number";
+        // strtod also reads hexadecimal ("0x10" = 16, "0x1p4"); a decimal number has no x, inf and nan no digit.
+        if (text.find_first_of("xX") != std::string::npos) return text + " is not a decimal number";
         const std::string rule = range_violation(value, range);
         return rule.empty() ? std::string() : text + " " + rule;
       },
@@ -36,6 +38,11 @@ CLI::Validator integer_in(long long lo, long long hi) {
         return std::string();
       },
       fmt::format("in {}..{}", lo, hi));
+}
+
+CLI::Validator output_path() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string { return text.empty() ? "the output path is empty" : std::string(); }, "");
 }
 
 int parse(CLI::App& app, int argc, char** argv, std::string_view program, std::FILE* errors) {

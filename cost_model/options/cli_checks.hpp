@@ -15,10 +15,14 @@
 
 namespace zeropp::cli_checks {
 
-// A real number in `range`: NaN, infinities and values outside it are refused.
+// A real number in `range`, written in decimal or scientific notation (15e12): NaN, infinities, values outside
+// the range and hexadecimal (0x10, which strtod reads as 16) are refused.
 CLI::Validator number_in(const NumberRange& range);
 // An integer in lo..hi (decimal; no fraction, no exponent).
 CLI::Validator integer_in(long long lo, long long hi);
+// A path to write an output to: not empty (`--csv ""` was once ignored in silence). What it may name is
+// spec/atomic_file.hpp's rule, checked when the command runs.
+CLI::Validator output_path();
 
 // Parses the command line. On --help (or a help-all request) prints the help as CLI11 does and returns 0; on any
 // other parse error writes "<program>: error: <message> (see --help)" to `errors` on one line, control characters

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cost_model/search/describe.hpp"
+#include "cost_model/search/search_budget.hpp"
 #include "cost_model/search/simulated_estimate.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/names.hpp"
@@ -361,6 +362,7 @@ const GroupBest* SearchResult::schedule_group(Strategy s, ScheduleKind k) const 
 
 SearchResult run_search(const Experiment& ex, const SearchOptions& options) {
   if (options.top < 0) throw SpecError("search.top", fmt::format("search.top={} must be >= 0", options.top));
+  check_search_budget(ex, options);  // before anything is enumerated: a named error, never bad_alloc
   return Searcher(ex, options).run();
 }
 

@@ -94,13 +94,19 @@ void check(const Experiment& ex, const SpaceOptions& options) {
 
 }  // namespace
 
-void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std::function<void(const Plan&)>& visit) {
+std::vector<Recompute> recompute_choices(const Experiment& ex) {
+  // Under FlashAttention selective recomputation has nothing to drop (no s x s tensor is stored; flops.hpp): the
+  // plan would be `none` twice.
+  if (ex.model.attention_kind() == AttentionKind::flash) return {Recompute::none, Recompute::full};
+  return {Recompute::none, Recompute::selective, Recompute::full};
+}
+
+void for_each_layout(const Experiment& ex, const SpaceOptions& options,
+                     const std::function<void(Plan&, int units)>& visit) {
   check(ex, options);
   const std::vector<Strategy> strategies = options.strategies.empty() ? all_strategies() : options.strategies;
   const int N = ex.gpus, L = ex.model.layers;
   const long long G = ex.global_batch;
-  const Recompute recomputes[] = {Recompute::none, Recompute::selective, Recompute::full};
-  const bool flash = ex.model.attention_kind() == AttentionKind::flash;
 
   Plan plan;
   plan.model = ex.model;
@@ -149,17 +155,7 @@ void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std:
                 p.micro_batch = b;
                 p.micro_batches = static_cast<int>(B);
                 // U: every size 1..B for the zeropp schedule (ragged last unit allowed), else 1.
-                const int units = sc.kind == ScheduleKind::zeropp ? static_cast<int>(B) : 1;
-                for (int U = 1; U <= units; ++U) {
-                  p.unit = U;
-                  for (Recompute rc : recomputes) {
-                    // Under FlashAttention selective recomputation has nothing to drop (no s x s tensor is
-                    // stored; flops.hpp): the plan would be `none` twice.
-                    if (rc == Recompute::selective && flash) continue;
-                    p.recompute = rc;
-                    if (!options.filter || options.filter(p)) visit(plan);
-                  }
-                }
+                visit(plan, sc.kind == ScheduleKind::zeropp ? static_cast<int>(B) : 1);
               }
             }
           }
@@ -169,9 +165,28 @@ void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std:
   }
 }
 
+void for_each_plan(const Experiment& ex, const SpaceOptions& options, const std::function<void(const Plan&)>& visit) {
+  const std::vector<Recompute> recomputes = recompute_choices(ex);
+  for_each_layout(ex, options, [&](Plan& plan, int units) {
+    ParallelSpec& p = plan.parallel;
+    for (int U = 1; U <= units; ++U) {
+      p.unit = U;
+      for (Recompute rc : recomputes) {
+        p.recompute = rc;
+        if (!options.filter || options.filter(p)) visit(plan);
+      }
+    }
+  });
+}
+
 std::int64_t count_plans(const Experiment& experiment, const SpaceOptions& options) {
   std::int64_t n = 0;
-  for_each_plan(experiment, options, [&](const Plan&) { ++n; });
+  if (options.filter) {
+    for_each_plan(experiment, options, [&](const Plan&) { ++n; });
+  } else {  // without a filter, in closed form: a layout is its units times the recompute choices
+    const auto choices = static_cast<std::int64_t>(recompute_choices(experiment).size());
+    for_each_layout(experiment, options, [&](Plan&, int units) { n += std::int64_t{units} * choices; });
+  }
   return n;
 }
 

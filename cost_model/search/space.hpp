@@ -46,6 +46,16 @@ struct SpaceOptions {
 void for_each_plan(const Experiment& experiment, const SpaceOptions& options,
                    const std::function<void(const Plan&)>& visit);
 
+// The recomputation choices of every layout: none, selective, full; without selective under FlashAttention.
+std::vector<Recompute> recompute_choices(const Experiment& experiment);
+
+// The same walk one level up: every layout of the space (everything but the unit U and recomputation) with the
+// number of units it takes, B for the zeropp schedule (U = 1..B) and 1 otherwise; each layout stands for
+// units x recompute_choices() plans, before options.filter. `plan` has unit and recompute unset (as they were
+// last) and is reused between calls. What counts the space without visiting every plan of it.
+void for_each_layout(const Experiment& experiment, const SpaceOptions& options,
+                     const std::function<void(Plan& plan, int units)>& visit);
+
 // Number of plans for_each_plan visits.
 std::int64_t count_plans(const Experiment& experiment, const SpaceOptions& options);
 

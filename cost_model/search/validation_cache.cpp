@@ -131,7 +131,9 @@ CachedValidation cross_validated(const std::string& set, const fs::path& cache_d
   run_cross_validation(out.report);
   if (file.empty()) return out;
   try {
-    write_file_atomically(file, loo_json(out.report, out.key).dump(2) + "\n", "validation cache", ParentDirs::create);
+    // Output::cache: the file read above (stale) is replaced by the fresh one, which a result may never do.
+    write_file_atomically(file, loo_json(out.report, out.key).dump(2) + "\n", "validation cache", ParentDirs::create,
+                          Output::cache);
     out.note += fmt::format("leave-one-out run and cached in {} (input hash {})", file.generic_string(), out.key);
   } catch (const SpecError& e) {
     out.note += fmt::format("leave-one-out run; not cached ({})", e.what());

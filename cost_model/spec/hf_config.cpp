@@ -186,6 +186,10 @@ const Family& family_of(const json& j) {
   std::string supported;
   for (const Family& f : kFamilies) supported += (supported.empty() ? "" : ", ") + std::string(f.model_type);
   const Family* by_type = nullptr;
+  // Null is no family name: refused like any other non-string (architectures alone names the family when
+  // model_type is absent, not when it is null).
+  if (j.contains("model_type") && j.at("model_type").is_null())
+    throw SpecError("model_type", "model_type: expected a string (a HuggingFace family such as \"llama\"), got null");
   if (present(j, "model_type")) {
     const std::string type = detail::as_string(j.at("model_type"), "model_type");
     for (const Family& f : kFamilies)
@@ -328,11 +332,20 @@ void check_llama_layout(const json& j, const Family& family, const ModelSpec& m)
                                               "another width than h/a are not modelled",
                                               d, m.head_dim()));
   }
-  // Qwen2 keeps a window size with the window switched off (use_sliding_window false); null means none.
-  if (!boolean(j, "use_sliding_window", true)) return;
+  // A window is a number of tokens >= 1, or null for none; -1 or 0 are no HuggingFace convention, so they are
+  // refused whether or not the window is used (as a wrong type is).
   long long window = family.default_sliding_window;
-  if (j.contains("sliding_window"))
-    window = j.at("sliding_window").is_null() ? 0 : detail::as_integer(j.at("sliding_window"), "sliding_window");
+  if (j.contains("sliding_window") && !j.at("sliding_window").is_null()) {
+    window = detail::as_integer(j.at("sliding_window"), "sliding_window");
+    if (window < 1)
+      throw SpecError("sliding_window", fmt::format("sliding_window={} must be a number of tokens >= 1 (or null: no "
+                                                    "window)",
+                                                    window));
+  } else if (j.contains("sliding_window")) {
+    window = 0;
+  }
+  // Qwen2 keeps a window size with the window switched off (use_sliding_window false).
+  if (!boolean(j, "use_sliding_window", true)) return;
   if (window > 0 && window < m.seq_len)
     throw SpecError("sliding_window",
                     fmt::format("sliding_window={} is shorter than s={}: sliding-window attention is not modelled "

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/input_files.hpp"
+#include "cost_model/spec/printable.hpp"
 
 namespace zeropp {
 namespace fs = std::filesystem;
@@ -71,7 +73,10 @@ class CheckedBuilder {
   bool number_integer(json::number_integer_t v) { return add(v); }
   bool number_unsigned(json::number_unsigned_t v) { return add(v); }
   bool number_float(json::number_float_t v, const json::string_t&) { return add(v); }
-  bool string(json::string_t& v) { return add(std::move(v)); }
+  bool string(json::string_t& v) {
+    no_nul(v, "the string at \"" + path() + "\"");
+    return add(std::move(v));
+  }
   bool binary(json::binary_t& v) { return add(json::binary(std::move(v))); }
   bool start_object(std::size_t) { return open(json::object()); }
   bool start_array(std::size_t) { return open(json::array()); }
@@ -79,6 +84,8 @@ class CheckedBuilder {
   bool end_array() { return close(); }
 
   bool key(json::string_t& k) {
+    const std::string object = path(frames_.size() - 1);  // the object the key is in
+    no_nul(k, object.empty() ? std::string("a key") : "a key in \"" + object + "\"");
     Frame& f = frames_.back();
     // nlohmann keeps the last of two equal keys; a repeated key is almost always an edit gone wrong, so it is an
     // error here, like an unknown key.
@@ -104,6 +111,14 @@ class CheckedBuilder {
     std::string key;             // objects: the key of the value being parsed
     std::set<std::string> keys;  // objects: the keys seen so far
   };
+
+  // A NUL ("\u0000") in a key or a string: no name, path or key of a config holds one, and every message that
+  // quoted it would end at it (what() is a C string). Refused here, the NUL written as \x00.
+  void no_nul(const std::string& text, const std::string& where) const {
+    if (text.find('\0') == std::string::npos) return;
+    throw SpecError("", fmt::format("{}: invalid JSON: {} holds a NUL character (\\u0000): \"{}\"", source_, where,
+                                    printable(text)));
+  }
 
   // Adds `value` to the innermost open container (or makes it the root); returns where it now lives.
   json* place(json&& value) {
@@ -135,9 +150,10 @@ class CheckedBuilder {
 
   // "parallel.tp", "strategies[2]": the value being parsed. Outer frames hold their open child as the last
   // element; the innermost one has not added the value yet.
-  std::string path() const {
+  // `depth` < the open frames: the path of the container at that depth.
+  std::string path(std::size_t depth) const {
     std::string out;
-    for (std::size_t i = 0; i < frames_.size(); ++i) {
+    for (std::size_t i = 0; i < depth; ++i) {
       const Frame& f = frames_[i];
       if (f.container->is_array()) {
         const std::size_t n = f.container->size();
@@ -148,6 +164,8 @@ class CheckedBuilder {
     }
     return out;
   }
+
+  std::string path() const { return path(frames_.size()); }
 
   std::string_view text_;
   const std::string& source_;
@@ -176,6 +194,7 @@ json read_json_file(const fs::path& path, const JsonLimits& limits) {
   if (fs::is_directory(path, ec)) throw SpecError("", fmt::format("{}: is a directory, not a JSON file", name));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SpecError("", fmt::format("{}: cannot read the file", name));
+  InputFiles::note(path);  // an output of this command must not replace it (atomic_file.hpp)
   // The size a regular file reports is checked before reading; the read itself stops one chunk past the limit,
   // for files that report no size (/proc, pipes) or grow while being read.
   if (const std::uintmax_t size = fs::file_size(path, ec); !ec && size > limits.max_bytes)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cost_model/spec/atomic_file.hpp"
+#include "cost_model/spec/input_files.hpp"
 #include "e2e/data/token_batch.hpp"
 
 namespace zeropp::e2e {
@@ -35,6 +36,17 @@ void store_u64(unsigned char* p, std::uint64_t v) {
   throw std::runtime_error(path + ": " + what);
 }
 
+// count * width in decimal, exactly: a header may claim up to 2^64-1 tokens of 4 bytes, past 64 bits.
+std::string byte_count(std::uint64_t count, std::uint32_t width) {
+  unsigned __int128 bytes = static_cast<unsigned __int128>(count) * width;
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(bytes % 10)));
+    bytes /= 10;
+  } while (bytes != 0);
+  return digits;
+}
+
 }  // namespace
 
 TokenFileData::TokenFileData(const std::string& path) : path_(path) {
@@ -43,6 +55,7 @@ TokenFileData::TokenFileData(const std::string& path) : path_(path) {
   if (std::filesystem::is_directory(path, ec)) fail(path, "is a folder, not a token file");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, "cannot open token file");
+  InputFiles::note(path);  // an output of this run must not replace it (cost_model/spec/atomic_file.hpp)
   std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (bytes.size() < kHeaderBytes) {
     fail(path, "truncated header: " + std::to_string(bytes.size()) + " bytes, a ZPTK header has " +
@@ -58,7 +71,7 @@ TokenFileData::TokenFileData(const std::string& path) : path_(path) {
   const std::uint64_t count = load_u64(bytes.data() + 16);
   const std::uint64_t body = bytes.size() - kHeaderBytes;
   if (count > body / width) {
-    fail(path, "truncated: header says " + std::to_string(count) + " tokens (" + std::to_string(count * width) +
+    fail(path, "truncated: header says " + std::to_string(count) + " tokens (" + byte_count(count, width) +
                    " bytes), the file holds " + std::to_string(body) + " bytes after the header");
   }
   if (body != count * width) {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace zeropp::e2e {
 namespace {
@@ -165,7 +166,24 @@ std::string Executor::describe(std::int64_t detail) const {
   std::string what = fmt::format("{} stage {}", schedule::name(a.type), a.stage);
   if (a.microbatch != schedule::kNoMicrobatch) what += fmt::format(" micro-batch {}", a.microbatch);
   if (const std::string other = counterpart(a); !other.empty()) what += " (" + other + ")";
-  return fmt::format("{} at step {}", what, step);
+  return fmt::format("{} at step {}{}", what, step, collective_members(a));
+}
+
+// A collective waits for every member of its group and cannot tell which one has not arrived: name the group's
+// ranks (a point-to-point wait names its one peer in counterpart()).
+std::string Executor::collective_members(const Action& a) const {
+  const bool inner = a.type == ActionType::UNSHARD || a.type == ActionType::REDUCE_GRAD;
+  if (!inner && a.type != ActionType::DP_SYNC) return "";
+  RankCoords c = groups_->coords;
+  std::vector<int> ranks;
+  for (int i = 0; i < (inner ? layout_.inner() : layout_.dp()); ++i) {
+    (inner ? c.inner : c.dp) = i;
+    ranks.push_back(layout_.world_rank(c));
+  }
+  return fmt::format(
+      "; the {} group is ranks {}, and a collective cannot tell which of them has not arrived: the "
+      "one that reports no timeout of its own is stopped or hung",
+      inner ? groups_->inner->group() : groups_->dp->group(), fmt::join(ranks, ", "));
 }
 
 void Executor::execute(const Action& a, int step) {

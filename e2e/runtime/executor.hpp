@@ -83,6 +83,7 @@ class Executor : private WaitSite {
   Buffer take(std::map<std::pair<int, int>, Buffer>&, int stage, int mb);
   // For the watchdog: `detail` = step * (actions + 1) + index of the action (actions: the final flush).
   std::string describe(std::int64_t detail) const override;
+  std::string collective_members(const schedule::Action&) const;  // "; the z group is ranks 0, 1, ..."
   std::string counterpart(const schedule::Action&) const;  // "from rank 0", "all-gather in the z group", ...
   int pipeline_peer(int stage) const;                      // world rank holding `stage` in this pipeline
 

@@ -20,6 +20,7 @@
 #include "cost_model/spec/atomic_file.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/input_files.hpp"
 #include "cost_model/spec/names.hpp"
 #include "e2e/comm/gather.hpp"
 #include "e2e/model/flops.hpp"
@@ -407,6 +408,7 @@ int report_and_check(Communicator& world, Job& job, const TrainerOptions& opt, c
 }  // namespace
 
 int train(Communicator& world, const TrainerOptions& opt) {
+  const InputFiles inputs;  // the plan, the configs and the token file this run reads: no output may replace one
   Watchdog watchdog(world, opt.comm_timeout);
   Job job;
   try {
@@ -439,9 +441,10 @@ int train(Communicator& world, const TrainerOptions& opt) {
           if (job.data->vocab() > job.gpt.V)
             throw SpecError(
                 "data", fmt::format("token file vocabulary {} exceeds model.vocab={}", job.data->vocab(), job.gpt.V));
-          // Output folders the user named must exist: found now, not after the run.
-          if (!opt.out_path.empty()) check_output_folder(opt.out_path, "--out");
-          if (!opt.trace_path.empty()) check_output_folder(opt.trace_path, "--trace");
+          // Outputs the user named: in an existing folder, of a kind that can be written, none of the inputs read
+          // above (spec/atomic_file.hpp); found now, not after the run.
+          if (!opt.out_path.empty()) check_output_path(opt.out_path, "--out");
+          if (!opt.trace_path.empty()) check_output_path(opt.trace_path, "--trace");
           if (opt.fault.rank >= world.size())
             throw SpecError("inject-fault",
                             fmt::format("rank {} outside the world of {}", opt.fault.rank, world.size()));

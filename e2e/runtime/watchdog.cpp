@@ -37,12 +37,27 @@ void Watchdog::watch() {
       std::clamp<Steady::duration>(std::chrono::duration_cast<Steady::duration>(std::chrono::duration<double>(
                                        timeout_s_ / 8)),
                                    std::chrono::milliseconds(5), std::chrono::seconds(1));
+  // A look that comes much later than planned means this process was not running in between: stopped (SIGSTOP,
+  // a debugger, mpirun suspending the job) or the machine suspended. That time is nobody's wait, so it is not
+  // counted: a stopped rank that is resumed must not blame its own stop on the step it was in. The gap is seen on
+  // the real steady clock (CLOCK_MONOTONIC runs on while a process is stopped), whatever clock measures steps;
+  // what is not counted is that clock's advance over the gap, less one poll. Half a second of slack past the poll
+  // keeps a thread that load delays a little counting as usual; one delayed more only times out later, never
+  // sooner.
+  const auto stalled = poll + std::max<Steady::duration>(poll, std::chrono::milliseconds(500));
+  const double poll_s = std::chrono::duration<double>(poll).count();
   std::uint64_t seen = 0;
   double since = clock_();
+  double last = since;
+  Steady::time_point last_look = Steady::now();
   std::unique_lock lock(mutex_);
   while (!wake_.wait_for(lock, poll, [this] { return stop_; })) {
     const std::uint64_t now_seq = sequence_.load(std::memory_order_acquire);
     const double now = clock_();
+    const Steady::time_point look = Steady::now();
+    if (look - last_look > stalled) since += std::max(0.0, now - last - poll_s);  // not running: not waiting either
+    last = now;
+    last_look = look;
     if (now_seq != seen) {
       seen = now_seq;
       since = now;

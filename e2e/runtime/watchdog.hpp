@@ -11,7 +11,10 @@
 // The hot path is a few plain atomic stores per step (no clock read, no lock, no read-modify-write: about 1 ns
 // per step on the development VM, where a null-backend action takes some 30 us): the watchdog thread sees a step
 // by its sequence number and times it from when it first saw it, so a timeout fires between `timeout` and
-// `timeout` + one poll interval after the step began. What the step was is rendered only when it fires.
+// `timeout` + one poll interval after the step began. What the step was is rendered only when it fires. Time in
+// which the process was not running at all (stopped by SIGSTOP and resumed, the machine suspended) shows as a
+// gap between two of the watchdog's looks and is not counted as waiting: a stopped rank that mpirun resumes does
+// not blame its own stop on the step it was in.
 //
 // MPI_Abort is called from the watchdog thread while the main thread is blocked inside MPI. The job keeps
 // MPI_THREAD_SINGLE (asking for MPI_THREAD_MULTIPLE would put locks on every call of the normal path), which

@@ -228,6 +228,86 @@ TEST(NcclTests, UncheckedRowsAreReadWithANote) {
   EXPECT_EQ(r.notes[1], "f.txt: 1 rows not data-checked (#wrong N/A: nccl-tests -c 0)");
 }
 
+// Issue 18, point 4: a row the reader cannot read was skipped as if it were not a row (30 sizes fitted of 31, no
+// word). Every line shaped like a row is now read as one, and refused when it cannot be, naming the line.
+TEST(NcclTests, RowsThatCannotBeReadAreRefusedNotSkipped) {
+  const std::string ok = kHead + kRows + kFoot;
+  const std::string second = "     2097152        524288     float     sum      -1    18.00";
+  EXPECT_EQ(error_of(replaced(ok, second, "          -8        524288     float     sum      -1    18.00")),
+            "f.txt:9: size=\"-8\" is not a number of bytes");
+  EXPECT_EQ(error_of(replaced(ok, second, "         nan        524288     float     sum      -1    18.00")),
+            "f.txt:9: size=\"nan\" is not a number of bytes");
+  EXPECT_EQ(error_of(replaced(ok, second, "        1e30        524288     float     sum      -1    18.00")),
+            "f.txt:9: size=\"1e30\" is not a number of bytes");
+  // Not a number as strtod reads it, but a row by its shape (13 fields, a type name third).
+  EXPECT_EQ(error_of(replaced(ok, second, "        0x10        524288     float     sum      -1    18.00")),
+            "f.txt:9: size=\"0x10\" is not a number of bytes");
+  EXPECT_EQ(error_of(replaced(ok, second, "     2097152           nan     float     sum      -1    18.00")),
+            "f.txt:9: count=\"nan\" is not a number of elements");
+  // size = count x 4 bytes (float) for all_reduce: 2097152 is not 524289 x 4.
+  EXPECT_EQ(error_of(replaced(ok, second, "     2097152        524289     float     sum      -1    18.00")),
+            "f.txt:9: size=2097152 is neither count=524289 x 4 bytes (float) nor that x 4 ranks: the row is damaged");
+  // A count per rank (size = n x count x 4) is all_gather's or reduce_scatter's way, not all_reduce's.
+  EXPECT_EQ(error_of(replaced(ok, second, "     2097152        131072     float     sum      -1    18.00")),
+            "f.txt:9: size=2097152 is n ranks x count x type bytes, but all_reduce prints size = count x type bytes: "
+            "the table is not all_reduce's output");
+  EXPECT_EQ(error_of(replaced(ok, "float     sum      -1    18.00", "floaty    sum      -1    18.00")),
+            "f.txt:9: type=\"floaty\" is not an nccl-tests type (int8, uint8, int32, uint32, int64, uint64, half, "
+            "float, double, bfloat16, f8e4m3, f8e5m2)");
+  // More values than the header has columns (13 here).
+  EXPECT_EQ(error_of(replaced(ok, "116.51  174.76       0\n", "116.51  174.76       0     7\n")),
+            "f.txt:9: a row of 14 fields where the column header (line 7) has 13: more values than columns");
+  EXPECT_EQ(error_of(replaced(ok, "    18.00  116.51  174.76       0\n", "\n")),
+            "f.txt:9: a row of 9 fields where the column header (line 7) has 13: the table is cut short");
+  EXPECT_EQ(error_of(replaced(ok, "    18.00  116.51  174.76       0\n", "   nan  116.51  174.76       0\n")),
+            "(no error)");  // the in-place time is not used
+  EXPECT_EQ(error_of(replaced(ok, "    10.00  104.86  157.29       0    10.00",
+                              "      nan  104.86  157.29       0    "
+                              "10.00")),
+            "f.txt:8: out-of-place time=\"nan\" must be a finite number of microseconds in (0, 1e+15]");
+  // Lines that are no rows between the header and the footer are still passed over.
+  const auto with_info =
+      parse_nccl_tests(replaced(ok, kRows,
+                                kRows + "host-a:100:100 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n"
+                                        "10-0-0-1:100:100 [0] NCCL INFO comm 0x55 rank 0 nRanks 4\n"),
+                       "f.txt", {});
+  EXPECT_EQ(with_info.results.size(), 3u);
+}
+
+// With the flag, such rows are left out and counted, and the fit has fewer sizes: it says so.
+TEST(NcclTests, UnreadableRowsAreSkippedWithACountedNoteOnRequest) {
+  NcclTestsOptions skip;
+  skip.skip_unreadable_rows = true;
+  const std::string text = replaced(
+      replaced(kHead + kRows + kFoot, "     2097152        524288     float", "          -8        524288     float"),
+      "     4194304       1048576     float", "         nan       1048576     float");
+  const auto r = parse_nccl_tests(text, "f.txt", skip);
+  ASSERT_EQ(r.results.size(), 1u);
+  ASSERT_EQ(r.notes.size(), 2u);
+  EXPECT_NE(r.notes[0].find(", float, 1 sizes,"), std::string::npos) << r.notes[0];
+  EXPECT_EQ(r.notes[1],
+            "f.txt: 2 table rows that could not be read left out (--skip-unreadable-rows); the first, line 9: "
+            "size=\"-8\" is not a number of bytes");
+  // Wrong data is never skipped.
+  EXPECT_EQ(error_of(replaced(text, "157.29       0\n", "157.29       3\n"), skip),
+            "f.txt:8: in-place #wrong=3: NCCL returned wrong data, so the results are refused");
+}
+
+// `zeropp calibrate --collective` is a statement: a file whose program line or columns say otherwise is refused.
+TEST(NcclTests, ACollectiveThatContradictsTheFileIsAnError) {
+  NcclTestsOptions claim = named(Collective::all_gather);
+  claim.check_collective = true;
+  EXPECT_EQ(error_of(kHead + kRows + kFoot, claim),
+            "f.txt:1: --collective all_gather contradicts the program line: this is all_reduce_perf's output");
+  // Without the program line, the busbw/algbw ratio of 1.5 on 4 ranks fits all_reduce alone.
+  claim.collective = Collective::reduce_scatter;
+  EXPECT_EQ(error_of(replaced(kHead, "# Collective test starting: all_reduce_perf\n", "") + kRows + kFoot, claim),
+            "f.txt:6: --collective reduce_scatter contradicts the table: the busbw/algbw of every row fits "
+            "all_reduce on 4 ranks and no other reduction");
+  claim.collective = Collective::all_reduce;  // agreeing is fine
+  EXPECT_EQ(error_of(kHead + kRows + kFoot, claim), "(no error)");
+}
+
 TEST(ResultsFile, DetectsTheFormatAndRefusesAnotherKindOfDevice) {
   const auto nccl = load_results(data("all_reduce_8gpu.txt"), {});
   EXPECT_EQ(nccl.results.size(), 31u);

@@ -146,6 +146,22 @@ TEST(TokenFile, ErrorsNameTheFileAndTheProblem) {
   std::filesystem::remove(bad);
 }
 
+// A header that claims 2^64-1 tokens: the byte count it implies (past 64 bits) is printed exactly, not wrapped.
+TEST(TokenFile, AHugeCountIsReportedWithoutWrapAround) {
+  const std::string good = temp_path("huge-good");
+  write_token_file(good, {1, 2, 3}, 10, 4);
+  std::string bytes = read_bytes(good);
+  for (int i = 16; i < 24; ++i) bytes[i] = static_cast<char>(0xff);  // count = 2^64-1, little-endian
+  const std::string bad = temp_path("huge-bad");
+  write_bytes(bad, bytes);
+  // (2^64-1) x 4 = 73786976294838206460.
+  expect_file_error(bad,
+                    "truncated: header says 18446744073709551615 tokens (73786976294838206460 bytes), the file "
+                    "holds 12 bytes after the header");
+  std::filesystem::remove(good);
+  std::filesystem::remove(bad);
+}
+
 TEST(TokenFile, MakeDataSource) {
   EXPECT_NE(dynamic_cast<SyntheticData*>(make_data_source("synthetic", 16, 1).get()), nullptr);
   const std::string path = temp_path("make");

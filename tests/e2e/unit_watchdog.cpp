@@ -3,10 +3,19 @@
 // depend on how a loaded machine schedules the threads: the tests that expect it NOT to fire move its clock by
 // hand (ManualClock); a test that expects it to fire may run on the real clock, where load can only delay it. The MPI tests
 // (tests/e2e/CMakeLists.txt, e2e.fault.stopped_rank_*) check it inside the trainer with a stopped rank.
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <new>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -128,6 +137,52 @@ TEST(Watchdog, ZeroTimeoutNeverFires) {
   sleep_s(0.2);
   watchdog.leave();
   EXPECT_EQ(watchdog.timeout_s(), 0);
+}
+
+// Whether process `pid` is stopped: state T in /proc/<pid>/stat (proc(5): "pid (comm) state ...").
+bool stopped(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto paren = text.rfind(')');
+  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'T';
+}
+
+// A rank stopped inside a step (SIGSTOP) for longer than the timeout and then resumed (SIGCONT, as mpirun does)
+// was not waiting while it was stopped: its watchdog must not blame the stop on the step. On the hand-moved
+// clock, kept in memory shared with a child the process forks, so that the outcome cannot depend on scheduling:
+// the step begins, and after 0.6 s of real time (the watchdog, looking every 0.375 s, has seen it: were it not
+// yet, the test could not fail, never the other way round) the process stops itself. The child waits until it
+// is stopped (/proc state "T"), moves the clock 5 s on (past the 3 s timeout: the time that passes during the
+// stop), waits 1.5 s of real time so the watchdog's next look comes late, and resumes it. The step then ends
+// without the clock moving again. Before the fix the watchdog fired on its first look after the resume.
+TEST(WatchdogDeathTest, AStopAndResumeIsNotCountedAsWaiting) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        void* shared = ::mmap(nullptr, sizeof(ManualClock), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (shared == MAP_FAILED) std::_Exit(10);
+        ManualClock* clock = new (shared) ManualClock;  // std::atomic<double> is lock-free: shared across processes
+        ExitingWorld world;
+        Watchdog watchdog(world, 3.0, clock->reader());
+        const Step step;
+        watchdog.enter(step, 3);
+        sleep_s(0.6);
+        const pid_t self = ::getpid();
+        const pid_t resumer = ::fork();
+        if (resumer == 0) {
+          while (!stopped(self)) sleep_s(0.01);
+          clock->advance(5.0);
+          sleep_s(1.5);
+          ::kill(self, SIGCONT);
+          std::_Exit(0);
+        }
+        ::raise(SIGSTOP);
+        sleep_s(0.2);
+        watchdog.leave();
+        ::waitpid(resumer, nullptr, 0);
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

@@ -324,6 +324,24 @@ TEST(HfConfig, FamilyDetection) {
   EXPECT_SPEC_ERROR(hf(j), "architectures", "architectures is empty");
 }
 
+// Issue 18, point 5: values a wrong type would be refused for, refused by name too.
+TEST(HfConfig, NoWindowAndNoFamilyAreRefusedByName) {
+  for (const int window : {-1, 0}) {
+    for (const bool used : {true, false}) {  // whether or not the window is switched on
+      json j = data("qwen2-7b-instruct.json");
+      j["sliding_window"] = window;
+      j["use_sliding_window"] = used;
+      EXPECT_SPEC_ERROR(
+          hf(j), "sliding_window",
+          "sliding_window=" + std::to_string(window) + " must be a number of tokens >= 1 (or null: no window)");
+    }
+  }
+  json j = data("llama-3-8b.json");
+  j["model_type"] = nullptr;
+  EXPECT_SPEC_ERROR(hf(j), "model_type",
+                    "model_type: expected a string (a HuggingFace family such as \"llama\"), got null");
+}
+
 TEST(HfConfig, MissingAndImpossibleShapes) {
   const json base = data("llama-3-8b.json");
   for (const char* key : {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size",

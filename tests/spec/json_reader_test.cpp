@@ -67,6 +67,18 @@ TEST(JsonReader, ControlCharactersAndBadBytesAreParseErrors) {
                     "z.json:1:9: invalid JSON: NUL byte");
 }
 
+// A NUL written as \u0000 in a key or a string: refused, and the message shows it (as \x00) and what follows
+// it, where a message quoting the key once ended at the NUL.
+TEST(JsonReader, NulInAKeyOrAStringIsRefusedWithTheWholeText) {
+  EXPECT_SPEC_ERROR(parse_json_with_comments(R"({"model": {"na\u0000me": 1}})", "m.json"), "",
+                    "m.json: invalid JSON: a key in \"model\" holds a NUL character (\\u0000): \"na\\x00me\"");
+  EXPECT_SPEC_ERROR(parse_json_with_comments(R"({"model": {"name": "gpt\u0000-after"}})", "m.json"), "",
+                    "m.json: invalid JSON: the string at \"model.name\" holds a NUL character (\\u0000): "
+                    "\"gpt\\x00-after\"");
+  EXPECT_SPEC_ERROR(parse_json_with_comments(R"({"\u0000": 1})", "m.json"), "",
+                    "m.json: invalid JSON: a key holds a NUL character (\\u0000): \"\\x00\"");
+}
+
 TEST(JsonReader, TextOverTheSizeLimitIsRefused) {
   const JsonLimits tiny{"test", 8, 64};
   EXPECT_NO_THROW(parse_json_with_comments("[1, 2]  ", "ok.json", tiny));

@@ -258,7 +258,9 @@ const std::vector<KeySupport>& key_support() {
       {"parallel.dtype", "executed: fp32 on the cpu backend, bf16 on cuda; refused otherwise"},
       {"parallel.grad_reduce", "executed"},
       {"parallel.overlap_grad_reduce", "executed where the cost model prices one bucket per stage; refused otherwise"},
-      {"parallel.tp_comm_overlap", "refused when true"},
+      {"parallel.tp_comm_overlap", "refused unless none"},
+      {"parallel.kernel_efficiency", "a cost-model figure (the framework's kernels' share of the GPU's rates, "
+                                     "spec/framework.hpp): the trainer runs its own kernels"},
       {"parallel.overlap_param_gather", "refused when true"},
       {"parallel.framework",
        "executed where its precision is the trainer's (fp32 master and gradients); refused "

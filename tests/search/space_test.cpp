@@ -85,9 +85,10 @@ TEST(SearchSpace, ZeroPPByHand) {
 TEST(SearchSpace, SelectiveRecomputeOnlyWhereItDropsSomething) {
   Experiment ex = testing::tiny_experiment();
   ex.model.attention = AttentionKind::unfused;
-  EXPECT_EQ(count_plans(ex, tiny_options({Strategy::three_d})), 948);
+  // 684: ThreeDByHand's count (issue 19: TP overlap only where the framework and GPU run it).
+  EXPECT_EQ(count_plans(ex, tiny_options({Strategy::three_d})), 684);
   ex.model.attention = AttentionKind::flash;
-  EXPECT_EQ(count_plans(ex, tiny_options({Strategy::three_d})), 948 / 3 * 2);
+  EXPECT_EQ(count_plans(ex, tiny_options({Strategy::three_d})), 684 / 3 * 2);
   for_each_plan(ex, tiny_options(), [](const Plan& p) { EXPECT_NE(p.parallel.recompute, Recompute::selective); });
 }
 

@@ -1,6 +1,7 @@
 #include "cost_model/simulate/costs_from_plan.hpp"
 
 #include "cost_model/analytic/collectives.hpp"
+#include "cost_model/analytic/contention.hpp"
 #include "cost_model/analytic/memory.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/analytic/time_model.hpp"
@@ -75,13 +76,13 @@ ActionCosts costs_from_plan(const Plan& plan) {
     const double extra = (first ? first_extra : 0) + (last ? last_extra : 0);
     s.activation_bytes = lc * full.until_b + extra;
     s.checkpoint_bytes = lc * kept + extra;
-    // One layer at a time. With flash attention selective recomputation keeps everything (kept = until_b) and
-    // its RECOMPUTE costs no time (analytic::action_costs): it rebuilds nothing.
+    // One layer at a time. With flash attention selective recomputation keeps everything in this memory model
+    // (kept = until_b); its RECOMPUTE still costs what the framework reruns (analytic::action_costs).
     s.recompute_bytes = full.until_b - kept;
     s.w_buffer_bytes = lc * full.until_w;
   }
 
-  costs.contention = c.comm_compute_contention;
+  costs.contention = analytic::contention_share(c, analytic::CommKernel::nccl);
   costs.static_bytes.resize(p);
   costs.opt_step.resize(p);
   for (int rank = 0; rank < p; ++rank) {

@@ -4,6 +4,7 @@
 
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/printable.hpp"
@@ -71,6 +72,10 @@ void validate(const Plan& plan) {
                                 tp_inner ? "parallel.tp" : "parallel.z", inner, c.gpus_per_node,
                                 tp_inner ? "tensor-parallel" : "ZeRO-3"));
   check_gpu_count("parallel", "parallel: world tp*z*pp*dp", p.world(), c);
+  const std::string why = tp_overlap_unavailable(p.tp_comm_overlap, c);
+  if (!why.empty())
+    throw SpecError("parallel.tp_comm_overlap", fmt::format("parallel.tp_comm_overlap={} cannot run on cluster {}: {}",
+                                                            to_string(p.tp_comm_overlap), c.name, why));
 }
 
 void validate(const Experiment& e) {

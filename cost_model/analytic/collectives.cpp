@@ -117,8 +117,22 @@ double reduce_scatter_time(int n, double bytes, const LinkSpec& link) {
 }
 double p2p_time(double bytes, const LinkSpec& link) { return ring_time(Collective::send_recv, 2, bytes, link); }
 
+int members_per_node(const ClusterSpec& cluster, int group_size, int stride) {
+  if (!group_crosses_nodes(cluster, group_size, stride)) return group_size;
+  const long long per_node = stride >= cluster.gpus_per_node ? 1 : cluster.gpus_per_node / stride;
+  return static_cast<int>(std::max(1LL, std::min<long long>(group_size, per_node)));
+}
+
 double collective_time(const ClusterSpec& cluster, Collective c, int group_size, int stride, double bytes) {
   const bool inter = group_crosses_nodes(cluster, group_size, stride);
+  // A group with k GPUs in each node crosses nodes through k NICs at once (NCCL builds one ring per NIC, each
+  // crossing nodes through its own: nccl-tests' multi-node busbw is the per-NIC rate times the NICs per node,
+  // NVIDIA/nccl-tests#119: 96 GB/s with 4 HDR NICs per node), up to what the NVLink leg carries. Inter-node rates
+  // (link and fits) are per GPU (one NIC each): they scale by k; a measured table is for its exact group.
+  const double nics = inter ? members_per_node(cluster, group_size, stride) : 1;
+  const auto spread = [&](double per_nic) {
+    return nics > 1 ? std::min(per_nic * nics, cluster.intra.bandwidth) : per_nic;
+  };
   if (!cluster.collectives.empty()) {
     const auto level = cluster.collectives.find(inter ? "inter" : "intra");
     if (level != cluster.collectives.end()) {
@@ -134,14 +148,14 @@ double collective_time(const ClusterSpec& cluster, Collective c, int group_size,
           const auto seg = std::find_if(segments.begin(), segments.end(),
                                         [bytes](const CollectiveSegment& s) { return bytes <= s.max_bytes; });
           const CollectiveSegment& use = seg == segments.end() ? segments.back() : *seg;
-          return alpha_beta(c, group_size, bytes, use.latency, use.bandwidth);
+          return alpha_beta(c, group_size, bytes, use.latency, spread(use.bandwidth));
         }
-        return alpha_beta(c, group_size, bytes, fit->second.latency, fit->second.bandwidth);
+        return alpha_beta(c, group_size, bytes, fit->second.latency, spread(fit->second.bandwidth));
       }
     }
   }
   const LinkSpec& link = inter ? cluster.inter : cluster.intra;
-  return alpha_beta(c, group_size, bytes, link.latency, link.bandwidth);
+  return alpha_beta(c, group_size, bytes, link.latency, spread(link.bandwidth));
 }
 
 Group tp_group(const ParallelSpec& parallel) { return Group{parallel.tp, 1}; }

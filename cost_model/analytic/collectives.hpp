@@ -50,10 +50,14 @@ double all_gather_time(int n, double bytes, const LinkSpec& link);
 double reduce_scatter_time(int n, double bytes, const LinkSpec& link);
 double p2p_time(double bytes, const LinkSpec& link);
 
+// GPUs of the group in each node it spans (group_size inside one node): the NICs a crossing group uses at once.
+int members_per_node(const ClusterSpec& cluster, int group_size, int stride);
+
 // Time of collective c on a group (group_size, stride) of `cluster`: uses the calibrated fit
 // cluster.collectives[level][name] when present (its measured table for a group of the table's size, from its
 // smallest size up; else its size segment when it is piecewise, else its line), else the alpha-beta ring over
-// link_for_group().
+// link_for_group(). A group crossing nodes with k GPUs per node spreads over their k NICs: the inter-node rate (per
+// GPU) times k, up to the intra-node rate; a measured table is used as measured.
 double collective_time(const ClusterSpec& cluster, Collective c, int group_size, int stride, double bytes);
 
 // The process groups of a plan, under the rank order of ParallelSpec: the intra-node dimension (tp or z)

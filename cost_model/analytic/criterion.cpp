@@ -10,6 +10,8 @@
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/analytic/time_model.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/framework.hpp"
+#include "cost_model/spec/strategy.hpp"
 
 namespace zeropp::analytic {
 
@@ -36,7 +38,10 @@ LayerTimes layer_times(const ModelSpec& model, const ClusterSpec& cluster, int b
   plan.parallel.dtype = dtype;
   if (tp > 1) {
     plan.parallel.sequence_parallel = rule.sequence_parallel || rule.tp_comm_overlap;
-    plan.parallel.tp_comm_overlap = rule.tp_comm_overlap;
+    // The framework's own overlap (Megatron's userbuffers), where this GPU runs it (spec/framework.hpp).
+    const TpCommOverlap kind = framework_tp_overlap(framework_of(plan.parallel));
+    plan.parallel.tp_comm_overlap =
+        rule.tp_comm_overlap && tp_overlap_unavailable(kind, cluster).empty() ? kind : TpCommOverlap::none;
   }
   // One chunk of one layer: action_costs gives per-layer seconds when the model has a single layer.
   plan.model.layers = 1;

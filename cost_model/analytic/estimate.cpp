@@ -25,7 +25,9 @@ Estimate estimate(const Plan& plan, const EstimateOptions& options) {
   const double t = est.time_s.iteration;
   est.throughput.tokens_per_s = static_cast<double>(sequences) * plan.model.seq_len / t;
   est.throughput.tflops_per_gpu = executed_flops_per_iteration(plan) / (t * world) / 1e12;
-  est.throughput.mfu = model_flops_per_iteration(plan.model, sequences) / (t * world * plan.cluster.peak(par.dtype));
+  const double peak_seconds = t * world * plan.cluster.peak(par.dtype);
+  est.throughput.mfu = model_flops_per_iteration(plan.model, sequences, AttentionCount::causal) / peak_seconds;
+  est.throughput.mfu_full_attention = model_flops_per_iteration(plan.model, sequences) / peak_seconds;
 
   est.over_by_bytes = std::max(0.0, est.memory_bytes.peak - plan.cluster.memory_bytes);
   est.feasible = est.over_by_bytes == 0;
@@ -56,7 +58,8 @@ nlohmann::json to_json(const Estimate& e) {
       {"throughput",
        {{"tokens_per_s", e.throughput.tokens_per_s},
         {"tflops_per_gpu", e.throughput.tflops_per_gpu},
-        {"mfu", e.throughput.mfu}}},
+        {"mfu", e.throughput.mfu},
+        {"mfu_full_attention", e.throughput.mfu_full_attention}}},
       {"feasible", e.feasible},
       {"over_by_bytes", e.over_by_bytes},
   };

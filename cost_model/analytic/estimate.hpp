@@ -19,8 +19,10 @@ namespace zeropp::analytic {
 
 struct Throughput {
   double tokens_per_s = 0;
-  double tflops_per_gpu = 0;  // executed FLOPs (incl. the recomputation the schedule runs) per GPU per s, TFLOP/s
-  double mfu = 0;             // model FLOPs (no recomputation) / (iteration time x GPUs x dense peak)
+  // The FLOP convention: analytic/flops.hpp.
+  double tflops_per_gpu = 0;  // executed FLOPs (what the kernels run, recomputation included) per GPU, TFLOP/s
+  double mfu = 0;             // model FLOPs, causal attention, no recomputation / (time x GPUs x dense peak)
+  double mfu_full_attention = 0;  // the same with the full s x s attention count (PaLM, Megatron, torchtitan)
 };
 
 struct Estimate {
@@ -43,7 +45,7 @@ Estimate estimate(const Plan& plan, const EstimateOptions& options = {});
 
 // {"comm_bytes": {tp, pp, dp, zero, total}, "memory_bytes": {params, grads, optimizer, activations, buffers,
 //  peak}, "time_s": {compute, comm_exposed, bubble, iteration, exposed: {tp, pp, zero, dp}},
-//  "throughput": {tokens_per_s, tflops_per_gpu, mfu}, "feasible", "over_by_bytes"}
+//  "throughput": {tokens_per_s, tflops_per_gpu, mfu, mfu_full_attention}, "feasible", "over_by_bytes"}
 nlohmann::json to_json(const Estimate&);
 
 }  // namespace zeropp::analytic

@@ -1,6 +1,7 @@
 #include "cost_model/analytic/flops.hpp"
 
 #include "cost_model/analytic/params.hpp"
+#include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/strategy.hpp"
 
 namespace zeropp::analytic {
@@ -25,15 +26,23 @@ double layer_weight_matmul_flops(const ModelSpec& model, int b) {
   return 2.0 * tokens(model, b) * per_token;
 }
 
-double layer_attention_core_flops(const ModelSpec& model, int b) {
+double layer_attention_core_flops(const ModelSpec& model, int b, AttentionCount count) {
   // Q K^T: for every head an s x s x head_dim product; scores x V the same. Over all heads: 2 * 2*b*s*s*h.
-  return 4.0 * tokens(model, b) * model.seq_len * model.hidden;
+  const double full = 4.0 * tokens(model, b) * model.seq_len * model.hidden;
+  return count == AttentionCount::causal ? kCausalAttentionFraction * full : full;
 }
 
-PassFlops layer_flops(const ModelSpec& model, int b) {
+PassFlops layer_flops(const ModelSpec& model, int b, AttentionCount count) {
   const double weight = layer_weight_matmul_flops(model, b);
-  const double core = layer_attention_core_flops(model, b);
+  const double core = layer_attention_core_flops(model, b, count);
   return PassFlops{weight + core, weight + 2.0 * core, weight};
+}
+
+PassFlops layer_executed_flops(const ModelSpec& model, int b) {
+  if (model.attention_kind() == AttentionKind::unfused) return layer_flops(model, b, AttentionCount::full);
+  const double weight = layer_weight_matmul_flops(model, b);
+  const double core = layer_attention_core_flops(model, b, AttentionCount::causal);
+  return PassFlops{weight + core, weight + kFlashBackwardFactor * core, weight};
 }
 
 PassFlops lm_head_flops(const ModelSpec& model, int b) {
@@ -55,9 +64,25 @@ double recompute_flops_per_layer(const ModelSpec& model, int b, Recompute recomp
   return 0;
 }
 
-double model_flops_per_iteration(const ModelSpec& model, long long sequences) {
+double recompute_executed_flops_per_layer(const ModelSpec& model, int b, Recompute recompute, Framework framework) {
+  switch (recompute) {
+    case Recompute::none:
+      return 0;
+    case Recompute::selective: {
+      const SelectiveRecompute sel = selective_recompute(framework);
+      const double core = layer_executed_flops(model, b).f - layer_weight_matmul_flops(model, b);
+      return (sel.attention_core ? core : 0) + sel.weight_matmuls * layer_weight_matmul_flops(model, b);
+    }
+    case Recompute::full:
+      return layer_executed_flops(model, b).f;
+  }
+  return 0;
+}
+
+double model_flops_per_iteration(const ModelSpec& model, long long sequences, AttentionCount count) {
   // Linear in b, so one sequence times the batch.
-  const double per_sequence = model.layers * layer_flops(model, 1).total() + lm_head_flops(model, 1).total();
+  const double per_sequence =
+      model.layers * layer_flops(model, 1, count).total() + lm_head_flops(model, 1).total();
   return per_sequence * static_cast<double>(sequences);
 }
 
@@ -70,10 +95,12 @@ double executed_flops_per_iteration(const Plan& plan) {
   const ParallelSpec& par = plan.parallel;
   const long long sequences = par.global_batch();
   double recomputed_layers = plan.model.layers;
-  if (!recomputes_last_stage(par.schedule))
-    recomputed_layers -= stage_layout(plan.model, par).stage_layers(par.pp * par.v - 1);
-  return model_flops_per_iteration(plan.model, sequences) +
-         static_cast<double>(sequences) * recomputed_layers * recompute_flops_per_layer(plan.model, 1, par.recompute);
+  if (!recomputes_last_stage(par.schedule)) recomputed_layers -= stage_layout(plan.model, par).stage_layers(par.pp * par.v - 1);
+  const double per_sequence =
+      plan.model.layers * layer_executed_flops(plan.model, 1).total() + lm_head_flops(plan.model, 1).total();
+  return static_cast<double>(sequences) *
+         (per_sequence +
+          recomputed_layers * recompute_executed_flops_per_layer(plan.model, 1, par.recompute, framework_of(par)));
 }
 
 double narayanan_flops_per_iteration(const ModelSpec& model, long long global_batch) {

@@ -7,10 +7,13 @@
 
 #include "cost_model/analytic/collectives.hpp"
 #include "cost_model/analytic/comm_volume.hpp"
+#include "cost_model/analytic/contention.hpp"
 #include "cost_model/analytic/flops.hpp"
+#include "cost_model/analytic/op_time.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/analytic/stage_balance.hpp"
 #include "cost_model/spec/context_parallel.hpp"
+#include "cost_model/analytic/tp_overlap.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/strategy.hpp"
@@ -20,14 +23,6 @@ namespace zeropp::analytic {
 namespace {
 
 constexpr double kMaskBytes = 1;  // a dropout mask element
-
-// FlashAttention's work as its authors count it (Dao 2023, Shah et al. 2024, section 4.1, and the flops() of
-// flash-attention's benchmarks/benchmark_flash_attention.py): a causal kernel skips the blocks above the
-// diagonal, about half of the s x s products (every model here is a causal decoder); the backward runs 5
-// matmuls to the forward's 2 (it recomputes S = Q K^T). ClusterSpec::flash_attention_efficiency is measured on
-// these counts, so the time uses the same ones.
-constexpr double kCausalFraction = 0.5;
-constexpr double kFlashBackwardFactor = 2.5;
 
 // Kernel traffic of one layer split by what it scales with: per token (norms, residual adds, activation) and the
 // s x s attention tensor. Forward and backward are counted kernel by kernel (bytes read + written):
@@ -70,10 +65,26 @@ KernelBytes layer_kernel_bytes(const ModelSpec& model, int b, int tp, bool sp, D
   return k;
 }
 
-// Seconds of the given GEMMs (each of `count` identical GEMMs run `times` times).
-double gemm_seconds(const ClusterSpec& c, Dtype dtype, double peak, const Gemm& g, double times = 1) {
-  if (g.count <= 0 || g.flops_each() <= 0) return 0;
-  return times * g.flops() / (peak * gemm_efficiency(c, dtype, g.flops_each()));
+// A weight GEMM X W (X: m x k activations, W: k x n) three ways: forward m x n deep k; input gradient
+// dX = dY W^T, m x k deep n; weight gradient dW = X^T dY, k x n deep m (the tokens).
+struct PassSeconds {
+  double forward = 0, dgrad = 0, wgrad = 0;
+};
+template <typename GemmSeconds>
+PassSeconds pass_seconds(const GemmSeconds& seconds, const Gemm& g) {
+  return {seconds(g), seconds(Gemm{g.m, g.k, g.n, g.count}), seconds(Gemm{g.k, g.n, g.m, g.count})};
+}
+using WeightGemmSeconds = PassSeconds;
+template <typename GemmSeconds>
+WeightGemmSeconds weight_gemm_seconds(const GemmSeconds& seconds, const LayerGemms& g) {
+  WeightGemmSeconds out;
+  for (int i : {LayerGemms::qkv, LayerGemms::proj, LayerGemms::up, LayerGemms::down}) {
+    const PassSeconds p = pass_seconds(seconds, g.gemm[i]);
+    out.forward += p.forward;
+    out.dgrad += p.dgrad;
+    out.wgrad += p.wgrad;
+  }
+  return out;
 }
 
 // The matmul time of the attention core of one layer on one GPU, forward and input-gradient backward (it has
@@ -82,31 +93,21 @@ struct AttentionCoreSeconds {
   double f = 0, b = 0;
 };
 
-AttentionCoreSeconds attention_core_seconds(const Plan& plan, const LayerGemms& g, double peak) {
-  const ClusterSpec& c = plan.cluster;
+template <typename GemmSeconds>
+AttentionCoreSeconds attention_core_seconds(const Plan& plan, const LayerGemms& g, double peak, double sustain,
+                                            const GemmSeconds& gemm_seconds) {
   if (plan.model.attention_kind() == AttentionKind::flash) {
-    // One fused kernel each way, at its own measured rate.
-    const double fwd_flops = kCausalFraction * g.attention_flops();
-    return {fwd_flops / (peak * c.flash_attention_efficiency.forward),
-            kFlashBackwardFactor * fwd_flops / (peak * c.flash_attention_efficiency.backward)};
+    // One fused kernel each way, at its own measured rate (op_time.hpp: by head dimension and sequence length),
+    // on the FLOPs it executes as its authors count them (flops.hpp: the causal half; 2.5x in B).
+    const double fwd_flops = kCausalAttentionFraction * g.attention_flops();
+    const FlashEfficiency rate = attention_rate(plan.cluster, plan.model);
+    return {fwd_flops / (peak * rate.forward * sustain),
+            kFlashBackwardFactor * fwd_flops / (peak * rate.backward * sustain)};
   }
-  // Unfused (Megatron-LM 2021-2022): two batched cuBLAS GEMMs over the full s x s at the GEMM efficiency, each
-  // run twice in the backward (both operands are activations).
-  const Dtype dtype = plan.parallel.dtype;
-  const double gemms = gemm_seconds(c, dtype, peak, g.gemm[LayerGemms::scores]) +
-                       gemm_seconds(c, dtype, peak, g.gemm[LayerGemms::context]);
+  // Unfused (Megatron-LM 2021-2022): two batched cuBLAS GEMMs over the full s x s, each run twice in the backward
+  // (both operands are activations).
+  const double gemms = gemm_seconds(g.gemm[LayerGemms::scores]) + gemm_seconds(g.gemm[LayerGemms::context]);
   return {gemms, 2 * gemms};
-}
-
-// Collective time of the TP exchanges of one layer pass (two per pass: after attention and after the MLP).
-double tp_pass_seconds(const Plan& plan, double bytes) {
-  const ParallelSpec& par = plan.parallel;
-  if (par.tp <= 1) return 0;
-  const Group g = tp_group(par);
-  if (par.sequence_parallel)
-    return collective_time(plan.cluster, Collective::all_gather, g.size, g.stride, bytes) +
-           collective_time(plan.cluster, Collective::reduce_scatter, g.size, g.stride, bytes);
-  return collective_time(plan.cluster, Collective::all_reduce, g.size, g.stride, bytes);
 }
 
 // Exposed seconds of one layer's context-parallel exchanges, forward and backward (spec/context_parallel.hpp),
@@ -161,6 +162,21 @@ double gemm_efficiency(const ClusterSpec& cluster, Dtype dtype, double flops) {
   return lo->efficiency + (hi->efficiency - lo->efficiency) * (x - x0) / (x1 - x0);
 }
 
+double efficiency_ceiling(const ClusterSpec& cluster, Dtype dtype) {
+  double best = cluster.gemm_efficiency;
+  const auto it = cluster.gemm_table.find(dtype);
+  if (it != cluster.gemm_table.end() && !it->second.empty()) {
+    best = 0;
+    for (const GemmEfficiencyPoint& p : it->second) best = std::max(best, p.efficiency);
+  } else if (cluster.gpu && cluster.gpu->matmul_efficiency.known()) {
+    best = cluster.gpu->matmul_efficiency.value;  // utilization <= 1, and the HBM roofline only slows
+  }
+  best = std::max({best, cluster.flash_attention_efficiency.forward, cluster.flash_attention_efficiency.backward});
+  if (cluster.gpu)
+    for (const AttentionPoint& p : cluster.gpu->attention.points) best = std::max({best, p.forward, p.backward});
+  return best;
+}
+
 double layer_forward_kernel_bytes(const ModelSpec& model, int b, int tp, bool sequence_parallel, Dtype dtype) {
   const KernelBytes k = layer_kernel_bytes(model, b, tp, sequence_parallel, dtype);
   return k.tokens_fwd + k.attention_fwd;
@@ -185,8 +201,12 @@ ActionCosts action_costs(const Plan& plan) {
   const int b = par.micro_batch, t = par.tp;
   const double e = element_bytes(par.dtype);
   const double peak = c.peak(par.dtype);
-  const double hbm = c.memory_bandwidth;
-  auto mem_seconds = [hbm](double bytes) { return hbm > 0 ? bytes / hbm : 0.0; };
+  // Profiles with an operation table price each operation at the GPU's achievable rate; the framework's kernels
+  // sustain a share of it over a training step (framework.hpp, kernel_efficiency). Without a table the profile's
+  // gemm_efficiency carries everything, as before.
+  const double sustain = c.gpu && c.gpu->matmul_efficiency.known() ? kernel_efficiency(par) : 1.0;
+  auto mem_seconds = [&c](double bytes) { return memory_time(c, bytes); };
+  auto gemm_seconds = [&c, &par, sustain](const Gemm& x) { return gemm_time(c, par.dtype, x) / sustain; };
 
   ActionCosts a;
   // Per chunk: the largest virtual stage of the split (all of them when it is even); costs_from_plan scales
@@ -198,46 +218,37 @@ ActionCosts action_costs(const Plan& plan) {
   // One layer, one micro-batch, one GPU. With context parallelism the GPU holds s/cp tokens of each sequence
   // (`local`) and computes 1/cp of the causal attention: cp times the attention of an s/cp sequence.
   const ModelSpec local = cp_rank_model(m, par.cp);
+  Plan local_plan = plan;  // the same plan as one CP rank sees its tokens (TP messages of s/cp tokens)
+  local_plan.model = local;
   const LayerGemms g = layer_gemms(local, b, t);
-  double weight_s = 0;
-  for (int i : {LayerGemms::qkv, LayerGemms::proj, LayerGemms::up, LayerGemms::down})
-    weight_s += gemm_seconds(c, par.dtype, peak, g.gemm[i]);
+  // Each weight GEMM three ways, each at its own shape (op_time.hpp): forward, input gradient, weight gradient.
+  const WeightGemmSeconds weights = weight_gemm_seconds(gemm_seconds, g);
   const KernelBytes k = layer_kernel_bytes(local, b, t, par.sequence_parallel, par.dtype);
-  AttentionCoreSeconds core = attention_core_seconds(plan, g, peak);
+  AttentionCoreSeconds core = attention_core_seconds(plan, g, peak, sustain, gemm_seconds);
   core.f *= par.cp;  // flash only (validate_context_parallel): no s x s score kernels to scale
   core.b *= par.cp;
-  const double layer_f = weight_s + core.f + mem_seconds(k.tokens_fwd + k.attention_fwd);
-  const double layer_b = weight_s + core.b + mem_seconds(k.tokens_bwd + k.attention_bwd);
-  const double layer_w = weight_s;
+  const double layer_f = weights.forward + core.f + mem_seconds(k.tokens_fwd + k.attention_fwd);
+  const double layer_b = weights.dgrad + core.b + mem_seconds(k.tokens_bwd + k.attention_bwd);
+  const double layer_w = weights.wgrad;
   double layer_rc = 0;
   if (par.recompute == Recompute::full) layer_rc = layer_f;
-  // Selective recomputation reruns the unfused core's forward; flash's backward already does it (core.b).
-  if (par.recompute == Recompute::selective && m.attention_kind() == AttentionKind::unfused)
-    layer_rc = core.f + mem_seconds(k.attention_fwd);
+  if (par.recompute == Recompute::selective) {
+    // What the framework's selective recomputation reruns (framework.hpp).
+    const SelectiveRecompute sel = selective_recompute(framework_of(par));
+    if (sel.attention_core) layer_rc += core.f + mem_seconds(k.attention_fwd);
+    layer_rc += sel.weight_matmuls * weights.forward;
+    if (sel.memory_bound) layer_rc += mem_seconds(k.tokens_fwd);
+  }
 
   const double act_bytes = static_cast<double>(b) * local.seq_len * m.hidden * e;  // b*s*h (s/cp), full buffer
-  const double tp_pass = tp_pass_seconds(plan, act_bytes);
   a.f = lc * layer_f;
   a.b = lc * layer_b;
   a.w = lc * layer_w;
   a.recompute = lc * layer_rc;
-  a.tp_f = lc * 2 * tp_pass;
-  a.tp_b = lc * 2 * tp_pass;
-  if (par.tp_comm_overlap && t > 1) {
-    // Megatron's --tp-comm-overlap: the sequence-parallel all-gather runs under the column-parallel GEMM it feeds
-    // (QKV, up), the reduce-scatter under the row-parallel GEMM that produces it (projection, down), in chunks; what
-    // outlasts its GEMM stays exposed. The input-gradient GEMMs of the backward have the same shapes and pair the
-    // same way.
-    const Group tg = tp_group(par);
-    const double ag = collective_time(c, Collective::all_gather, tg.size, tg.stride, act_bytes);
-    const double rs = collective_time(c, Collective::reduce_scatter, tg.size, tg.stride, act_bytes);
-    const auto seconds = [&](int i) { return gemm_seconds(c, par.dtype, peak, g.gemm[i]); };
-    const double exposed = std::max(0.0, ag - seconds(LayerGemms::qkv)) +
-                           std::max(0.0, rs - seconds(LayerGemms::proj)) + std::max(0.0, ag - seconds(LayerGemms::up)) +
-                           std::max(0.0, rs - seconds(LayerGemms::down));
-    a.tp_f = lc * exposed;
-    a.tp_b = lc * exposed;
-  }
+  // TP communication as the framework runs it, with what its overlap costs (tp_overlap.hpp), on s/cp tokens.
+  const TpLayerSeconds tp = tp_layer_seconds(local_plan, g, gemm_seconds);
+  a.tp_f = lc * tp.forward;
+  a.tp_b = lc * tp.backward;
   const CpSeconds cps = cp_layer_seconds(plan, local, core);
   a.cp_f = lc * cps.f;
   a.cp_b = lc * cps.b;
@@ -246,16 +257,17 @@ ActionCosts action_costs(const Plan& plan) {
   a.tp_recompute = par.recompute == Recompute::full ? a.tp_f : 0;
 
   // LM head: logits GEMM over the vocabulary shard; final norm (forward 2e, backward 3e per element) and the
-  // fp32 cross-entropy (forward read logits, write fp32 probabilities; backward read them, write the gradient).
+  // cross-entropy's kernels as the framework runs them (framework.hpp, cross_entropy_bytes_per_logit).
   const Gemm head{static_cast<double>(b) * local.seq_len, static_cast<double>(m.vocab) / t,
                   static_cast<double>(m.hidden), 1};
-  const double head_gemm = gemm_seconds(c, par.dtype, peak, head);
+  const PassSeconds head_gemm = pass_seconds(gemm_seconds, head);
   const double tokens = static_cast<double>(b) * local.seq_len;
   const double norm_share = par.sequence_parallel ? t : 1;
   const double logits = static_cast<double>(m.vocab) / t;
-  a.head_f = head_gemm + mem_seconds(tokens * (2 * e * m.hidden / norm_share + (e + 4) * logits));
-  a.head_b = head_gemm + mem_seconds(tokens * (3 * e * m.hidden / norm_share + (4 + e) * logits));
-  a.head_w = head_gemm;
+  const CrossEntropyBytes ce = cross_entropy_bytes_per_logit(framework_of(par), e);
+  a.head_f = head_gemm.forward + mem_seconds(tokens * (2 * e * m.hidden / norm_share + ce.forward * logits));
+  a.head_b = head_gemm.dgrad + mem_seconds(tokens * (3 * e * m.hidden / norm_share + ce.backward * logits));
+  a.head_w = head_gemm.wgrad;
   if (t > 1) {
     const Group tg = tp_group(par);
     // SP gathers the final norm's output before the head; the head's input gradient is all-reduced
@@ -307,7 +319,12 @@ ActionCosts action_costs(const Plan& plan) {
       a.dp_after_step = collective_time(c, Collective::all_gather, dg.size, dg.stride, param_bytes * dp_params);
       // Megatron's --overlap-param-gather: the all-gather runs, bucket by bucket, under the next iteration's first
       // forward through the rank's chunks; only what outlasts it stays exposed.
-      if (par.overlap_param_gather) a.dp_after_step = std::max(0.0, a.dp_after_step - par.v * (a.f + a.tp_f));
+      // The hidden part pays the contention of every overlapped NCCL kernel (contention.hpp).
+      if (par.overlap_param_gather) {
+        const double under = par.v * (a.f + a.tp_f);
+        a.dp_after_step = std::max(0.0, a.dp_after_step - under) +
+                          contention_seconds(c, CommKernel::nccl, std::min(a.dp_after_step, under));
+      }
     } else {
       a.dp_sync = collective_time(c, Collective::all_reduce, dg.size, dg.stride, grad_bytes * dp_params);
     }
@@ -385,7 +402,11 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
   const double W = v * (others * a.w);
   r.bubble = p > 1 ? bubble_time(par.schedule, p, v, m, U, F, Bx, W) : 0;
 
-  // ZeRO-3 exposure under the prefetch rule.
+  // ZeRO-3 exposure under the prefetch rule; what is hidden slows the compute it runs beside (contention.hpp),
+  // charged as compute as the simulator charges it.
+  const auto hidden = [&](double comm, double compute) {
+    return contention_seconds(plan.cluster, CommKernel::nccl, std::min(comm, compute));
+  };
   if (a.gather > 0 || a.reduce_scatter > 0) {
     const double fwd = a.f + a.tp_f, bwd = a.b + a.recompute + a.w + a.tp_b + a.tp_recompute;
     const DataParallelSync sync = data_parallel_sync(par);
@@ -395,11 +416,13 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
       const double L = a.layers_per_chunk;
       const double g = a.gather / L, rs = a.reduce_scatter / L, fl = fwd / L, bl = bwd / L;
       r.zero_exposed = g + rs + m * L * (std::max(0.0, g - fl) + std::max(0.0, g + rs - bl));
+      r.compute += m * L * (hidden(g, fl) + hidden(g + rs, bl));
     } else if (sync.gather == ParamGather::per_micro_batch) {
       // Gather before every F and B of a chunk, reduce-scatter after its W; prefetched during the previous one.
       const double n = static_cast<double>(m) * v;
       r.zero_exposed = a.gather + a.reduce_scatter +
                        n * (std::max(0.0, a.gather - fwd) + std::max(0.0, a.gather + a.reduce_scatter - bwd));
+      r.compute += n * (hidden(a.gather, fwd) + hidden(a.gather + a.reduce_scatter, bwd));
     } else {
       // ZeroPP: per unit, one forward phase and one backward phase per chunk, each U micro-batches long.
       const double units = unit_count(m, U);
@@ -407,6 +430,7 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
       const double phases = units * v;
       r.zero_exposed = a.gather + a.reduce_scatter + (phases - 1) * std::max(0.0, a.gather - U * fwd) +
                        phases * std::max(0.0, a.gather + rs_in_phase - U * bwd);
+      r.compute += (phases - 1) * hidden(a.gather, U * fwd) + phases * hidden(a.gather + rs_in_phase, U * bwd);
     }
   }
 
@@ -421,6 +445,7 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
         par, 0, static_cast<double>(virtual_stage_params(plan.model, stage_layout(plan.model, par), 0, par.tp).total()),
         a.layers_per_chunk);
     sync_exposed = std::max(a.dp_sync / (v * n), a.dp_sync - chunk_backward * (v - 1.0 / n));
+    r.compute += hidden(a.dp_sync - sync_exposed, chunk_backward * v);
   }
   r.dp_exposed = sync_exposed + a.dp_after_step + a.embedding_sync;
 

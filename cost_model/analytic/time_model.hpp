@@ -17,8 +17,10 @@
 // the s x s products (causal mask), and 2.5x the forward's in B (it recomputes Q K^T). Selective recomputation
 // reruns the unfused core before B; with flash it costs nothing (flash's B already includes it).
 //
-// Overlap rules (what sits on the critical path):
-//   - TP collectives (all-reduce, or SP all-gather/reduce-scatter) are inside F/B/recompute: fully exposed.
+// Overlap rules (what sits on the critical path). Whatever overlaps compute slows it by the one contention rule
+// (contention.hpp), charged to compute in the closed form as in the simulator:
+//   - TP collectives are inside F/B/recompute, priced as the framework runs them (tp_overlap.hpp: exposed, or
+//     overlapped with their GEMMs with what the overlap costs).
 //   - PP p2p: Megatron's blocking exchange; every chunk boundary a micro-batch crosses costs one receive of the
 //     activation and one of the gradient on the receiving rank: fully exposed.
 //   - ZeRO-3 all-gathers are prefetched during the previous phase's compute (the U micro-batches of the previous
@@ -29,7 +31,8 @@
 //   - DP gradient sync (all-reduce, or the reduce-scatter of ZeRO-1/hybrid B) overlaps the rank's last
 //     micro-batch backward; what exceeds it is exposed. Without overlap (options) it is fully exposed. The
 //     parameter all-gather after a sharded optimizer step, the tied-embedding all-reduce between first and last
-//     stage and the optimizer step itself are exposed.
+//     stage and the optimizer step itself are exposed, except Megatron's --overlap-param-gather (the all-gather
+//     under the next forward).
 // Bubble (uniform stages; F, B, W, per micro-batch per rank, including the exposed TP and p2p time):
 //   gpipe, 1f1b (p-1)(F+B+W); interleaved, bfs (p-1)(F+B+W)/v; zb_h1 (p-1)(F+B-W); zb_h2 (p-1)(F+B-2W)
 //   (both >= 0); zeropp ceil(B/U) (p-1)(F+B-W)/v: every unit fills and drains the pipeline, the deferred Ws
@@ -45,6 +48,11 @@ namespace zeropp::analytic {
 
 // GEMM efficiency for one GEMM of `flops` FLOPs (2*m*n*k) on `cluster` in `dtype`.
 double gemm_efficiency(const ClusterSpec& cluster, Dtype dtype, double flops);
+
+// The highest fraction of the dense peak any compute operation of the time model reaches on `cluster` in `dtype`
+// (the best GEMM, the attention kernel each way). Every operation is priced at or below it, so executed FLOPs over
+// (iteration time x GPUs x peak) cannot exceed it, nor can MFU (tests/analytic/flop_convention_test.cpp).
+double efficiency_ceiling(const ClusterSpec& cluster, Dtype dtype);
 
 // Bytes the memory-bound kernels of one layer move (read + write) for one micro-batch, on one GPU: norms,
 // bias-dropout-residual adds (replicated over TP unless sequence_parallel), activation function and, with unfused

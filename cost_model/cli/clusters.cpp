@@ -107,7 +107,12 @@ void print_resolved(const ClusterSpec& c) {
     peaks += fmt::format("{}{} {:g}", peaks.empty() ? "" : ", ", to_string(dtype), flops / 1e12);
   if (c.fp8_peak_flops > 0) peaks += fmt::format(", fp8 {:g} (listed only)", c.fp8_peak_flops / 1e12);
   const double mib = c.memory_bytes / kMiB;
-  std::string gemm = fmt::format("efficiency {:g}", c.gemm_efficiency);
+  // With an operation table the GPU's matmul efficiency (by shape) replaces gemm_efficiency (analytic/op_time.hpp).
+  std::string gemm = c.gpu && c.gpu->matmul_efficiency.known()
+                         ? fmt::format("matmul efficiency {:g} by shape (operation table), x the framework's "
+                                       "kernel_efficiency",
+                                       c.gpu->matmul_efficiency.value)
+                         : fmt::format("efficiency {:g}", c.gemm_efficiency);
   for (const auto& [dtype, points] : c.gemm_table)
     gemm += fmt::format("; {} table of {} sizes, {:.3g} to {:.3g}", to_string(dtype), points.size(),
                         points.front().efficiency, points.back().efficiency);

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/analytic/flops.hpp"
 #include "cost_model/cli/command.hpp"
 #include "cost_model/cli/experiment_args.hpp"
 #include "cost_model/cli/run_cost_args.hpp"
@@ -59,9 +60,9 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
                            ex.gpus, ex.cluster.name, ex.global_batch, ex.model.seq_len, to_string(ex.dtype));
   std::cout << fmt::format(
       "{:<11} {:>3} {:>3} {:>4} {:>2} {:>2} {:<5} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8} {:>8} {:>7} "
-      "{:>6} {:>8} {:>8} {:>8} {:>7}\n",
+      "{:>6} {:>8} {:>8} {:>8} {:>8} {:>7}\n",
       "strategy", "tp", "pp", "dp", "z", "ZS", "tpcom", "schedule", "v", "b", "B", "U", "recompute", "iter s",
-      "(closed)", "TFLOP/s", "MFU", "peak GiB", "(closed)", "sent GB", "vs 3D");
+      "(closed)", "TFLOP/s", "MFU", "MFU full", "peak GiB", "(closed)", "sent GB", "vs 3D");
   const double base = three_d_time(rows);
   bool any_closed = false;
   for (const auto& r : rows) {
@@ -83,13 +84,14 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
     const auto when_fits = [&](std::string text) { return e.feasible ? text : std::string("-"); };
     std::cout << fmt::format(
         "{:<11} {:>3} {:>3} {:>4} {:>2} {:>2} {:<5} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8} {:>8} "
-        "{:>7} {:>6} {:>8.1f} {:>8} {:>8} {:>7}{}\n",
+        "{:>7} {:>6} {:>8} {:>8.1f} {:>8} {:>8} {:>7}{}\n",
         r.spec.name, p.tp, p.pp, p.dp, p.z, p.zero_stage, search::tp_comm_label(p), to_string(p.schedule), p.v,
         p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute),
         when_fits(fmt::format("{:.3f}", e.time_s.iteration)), when_fits(closed_time),
         when_fits(fmt::format("{:.1f}", e.throughput.tflops_per_gpu)),
-        when_fits(fmt::format("{:.1f}%", 100 * e.throughput.mfu)), e.memory_bytes.peak / kGiB, closed_peak,
-        when_fits(fmt::format("{:.2f}", e.comm_bytes.total / 1e9)), vs,
+        when_fits(fmt::format("{:.1f}%", 100 * e.throughput.mfu)),
+        when_fits(fmt::format("{:.1f}%", 100 * e.throughput.mfu_full_attention)), e.memory_bytes.peak / kGiB,
+        closed_peak, when_fits(fmt::format("{:.2f}", e.comm_bytes.total / 1e9)), vs,
         e.feasible ? ""
                    : fmt::format("  does not fit: its least-memory plan is over by {:.1f} GiB (more GPUs, or a "
                                  "smaller model per GPU)",
@@ -105,10 +107,9 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
       << "iter s and peak GiB (GiB = 2^30 B): simulated schedule; (closed): the closed forms for the same plan"
       << (any_closed ? "; cf: closed form only (--closed-form)" : "")
       << ".\nZS: ZeRO stage of the dp dimension; tpcom: sequence parallel (sp), with the TP communication "
-         "overlapped (sp+ov), or not (nosp).\nTFLOP/s per GPU counts executed FLOPs (incl. recompute); MFU counts "
-         "model FLOPs only. A row that does not fit shows the plan that misses memory by least, with its memory "
-         "only. "
-         "sent GB: bytes sent per GPU per iteration (GB = 1e9).\n";
+         "overlapped (sp+ov), or not (nosp). A row that does not fit shows the plan that misses memory by least, "
+         "with its memory only.\n"
+      << analytic::kFlopConventionNote << "\nsent GB: bytes sent per GPU per iteration (GB = 1e9).\n";
 }
 
 nlohmann::json rows_json(const std::vector<search::CompareRow>& rows,

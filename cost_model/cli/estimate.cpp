@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "cost_model/analytic/estimate.hpp"
+#include "cost_model/analytic/flops.hpp"
 #include "cost_model/cli/command.hpp"
 #include "cost_model/cli/experiment_args.hpp"
 #include "cost_model/cli/run_cost_args.hpp"
@@ -33,12 +34,12 @@ namespace {
 
 struct EstimateArgs {
   std::string plan_file, model, cluster;
-  std::string strategy, schedule, recompute, grad_reduce, dtype, framework;
+  std::string strategy, schedule, recompute, grad_reduce, dtype, framework, tp_comm_overlap;
   std::optional<int> tp, pp, dp, z, zero_stage, v, micro_batch, micro_batches, unit, gpus;
   std::optional<int> first_stage_layers, last_stage_layers, cp;
   std::string cp_kind;
   std::optional<long long> global_batch;
-  std::optional<bool> sequence_parallel, tp_comm_overlap;
+  std::optional<bool> sequence_parallel;
   int seq = 0;  // --seq; 0: the model file's
   bool no_dp_overlap = false;
   bool closed_form = false;
@@ -122,9 +123,16 @@ Plan build_plan(const EstimateArgs& a) {
     p.sequence_parallel = *a.sequence_parallel;
   else if (!from_file)
     p.sequence_parallel = p.tp > 1;
-  if (a.tp_comm_overlap) p.tp_comm_overlap = *a.tp_comm_overlap;
   if (!a.dtype.empty()) p.dtype = dtype_from_string(a.dtype, "--dtype");
   if (!a.framework.empty()) p.framework = framework_from_string(a.framework, "--framework");
+  if (a.tp_comm_overlap == "auto") {
+    // What the plan's framework runs on this GPU when it can overlap at all (needs tp > 1 and SP).
+    const TpCommOverlap kind = framework_tp_overlap(framework_of(p));
+    const bool runs = p.tp > 1 && p.sequence_parallel && tp_overlap_unavailable(kind, plan.cluster).empty();
+    p.tp_comm_overlap = runs ? kind : TpCommOverlap::none;
+  } else if (!a.tp_comm_overlap.empty()) {
+    p.tp_comm_overlap = tp_comm_overlap_from_string(a.tp_comm_overlap, "--tp-comm-overlap");
+  }
   validate(plan);
   return plan;
 }
@@ -168,9 +176,9 @@ void print_table(const Plan& plan, const search::SimulatedEstimate& s) {
                            to_string(framework_of(p)), to_string(precision.grads), to_string(precision.reduce));
   std::cout << fmt::format(
       "      tp={} pp={} dp={} z={} zero_stage={} v={} schedule={} b={} B={} U={} recompute={} "
-      "sp={} {}\n",
+      "sp={} tp_comm_overlap={} {}\n",
       p.tp, p.pp, p.dp, p.z, p.zero_stage, p.v, to_string(p.schedule), p.micro_batch, p.micro_batches, p.unit,
-      to_string(p.recompute), p.sequence_parallel ? "on" : "off", to_string(p.dtype));
+      to_string(p.recompute), p.sequence_parallel ? "on" : "off", to_string(p.tp_comm_overlap), to_string(p.dtype));
   if (p.pp > 1) std::cout << fmt::format("      layers per virtual stage: {}\n", describe(stage_layout(plan.model, p)));
   std::cout << (s.simulated ? "      time, bubble, exposed comm, peak memory and pp/zero bytes: schedule simulator\n\n"
                             : "      closed form\n\n");
@@ -183,9 +191,11 @@ void print_table(const Plan& plan, const search::SimulatedEstimate& s) {
   std::cout << fmt::format("  bubble             {:10.4f} s{}\n\n", t.bubble, beside(s, c.time_s.bubble, "{:.4f}"));
   const auto& th = e.throughput;
   std::cout << fmt::format(
-      "throughput           {:10.0f} tokens/s, {:.1f} TFLOP/s per GPU (incl. recompute), "
-      "MFU {:.1f}%{}\n\n",
-      th.tokens_per_s, th.tflops_per_gpu, 100 * th.mfu, beside(s, 100 * c.throughput.mfu, "MFU {:.1f}%"));
+      "throughput           {:10.0f} tokens/s, {:.1f} TFLOP/s per GPU (executed), MFU {:.1f}% (full attention "
+      "{:.1f}%){}\n",
+      th.tokens_per_s, th.tflops_per_gpu, 100 * th.mfu, 100 * th.mfu_full_attention,
+      beside(s, 100 * c.throughput.mfu, "MFU {:.1f}%"));
+  std::cout << "                     " << analytic::kFlopConventionNote << "\n\n";
   const auto& cb = e.comm_bytes;
   std::cout << fmt::format(
       "sent per GPU/iter    {:10.3f} GB  (tp {:.3f}, pp {:.3f}, dp {:.3f}, zero {:.3f}; GB = 1e9){}\n\n",
@@ -291,11 +301,11 @@ const bool registered = register_command({
       sub.add_option("--recompute", a->recompute, "none | selective | full");
       sub.add_option("--grad-reduce", a->grad_reduce, "ZeroPP gradient reduction: per_unit | per_w");
       sub.add_option("--sequence-parallel", a->sequence_parallel, "true | false (default: on when tp > 1)");
-      sub.add_option("--tp-comm-overlap", a->tp_comm_overlap,
-                     "true | false: TP communication overlapped with its GEMMs, Megatron's --tp-comm-overlap (needs "
-                     "sequence parallelism; compare's \"sp+ov\"; default false)");
       sub.add_option("--dtype", a->dtype, "bf16 | fp16 | fp32");
       sub.add_option("--framework", a->framework, "megatron | deepspeed | fsdp2 | zeropp (default: by strategy)");
+      sub.add_option("--tp-comm-overlap", a->tp_comm_overlap,
+                     "none | userbuffers (Megatron/TransformerEngine, compute capability 9.0+) | async_tp (PyTorch, "
+                     "torchtitan) | auto (what the framework runs on this GPU); default: the plan file's, else none");
       sub.add_flag("--no-dp-overlap", a->no_dp_overlap,
                    "DP gradient sync after the backward, not overlapped (parallel.overlap_grad_reduce=false)");
       sub.add_flag("--closed-form", a->closed_form, "Closed forms only, no schedule simulation");

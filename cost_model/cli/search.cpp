@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/analytic/flops.hpp"
 #include "cost_model/cli/command.hpp"
 #include "cost_model/cli/experiment_args.hpp"
 #include "cost_model/cli/progress_line.hpp"
@@ -80,19 +81,20 @@ void print_row(const std::string& rank, const search::Candidate& c) {
   const bool zeropp = is_zeropp(p.strategy);
   std::cout << fmt::format(
       "{:>4} {:<10} {:>2} {:<5} {:>2} {:>2} {:>3} {:>2} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} "
-      "{:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>6.1f} {:>5.1f}% {:>6.1f}{}\n",
+      "{:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>6.1f} {:>5.1f}% {:>7.1f}% {:>6.1f}{}\n",
       rank, to_string(p.strategy), p.tp, search::tp_comm_label(p), p.z, p.pp, p.dp, p.zero_stage, p.v,
       to_string(p.schedule), p.micro_batch, p.micro_batches, zeropp ? std::to_string(p.unit) : "-",
       to_string(p.recompute), t.iteration, t.compute, t.comm_exposed, t.bubble, c.estimate.throughput.tflops_per_gpu,
-      100 * c.estimate.throughput.mfu, c.estimate.memory_bytes.peak / kGiB, c.simulated ? "" : " (closed form)");
+      100 * c.estimate.throughput.mfu, 100 * c.estimate.throughput.mfu_full_attention,
+      c.estimate.memory_bytes.peak / kGiB, c.simulated ? "" : " (closed form)");
 }
 
 void print_header() {
   std::cout << fmt::format(
       "{:>4} {:<10} {:>2} {:<5} {:>2} {:>2} {:>3} {:>2} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} {:>8} {:>8} "
-      "{:>8} {:>8} {:>6} {:>6} {:>6}\n",
+      "{:>8} {:>8} {:>6} {:>6} {:>8} {:>6}\n",
       "rank", "strategy", "tp", "tpcom", "z", "pp", "dp", "ZS", "v", "schedule", "b", "B", "U", "recompute", "iter s",
-      "compute", "exp comm", "bubble", "TFLOP/s", "MFU", "GiB");
+      "compute", "exp comm", "bubble", "TFLOP/s", "MFU", "MFU full", "GiB");
 }
 
 void print_table(const search::SearchResult& r, int top) {
@@ -148,9 +150,9 @@ void print_table(const search::SearchResult& r, int top) {
   if (r.ranked.empty() && r.closest_infeasible.any)
     std::cout << "\nclosest to fitting: " << r.closest_infeasible.reason << "\n";
   std::cout << "\nTimes in seconds per iteration (busiest PP rank: compute, exposed communication, bubble); "
-               "TFLOP/s per GPU counts executed FLOPs; MFU model FLOPs; GiB = 2^30 bytes, peak per GPU. tpcom: "
-               "sequence parallel (sp), with the TP communication overlapped (sp+ov), or not (nosp); ZS: ZeRO stage "
-               "of the dp dimension.\n";
+               "GiB = 2^30 bytes, peak per GPU. tpcom: sequence parallel (sp), with the TP communication overlapped "
+               "(sp+ov), or not (nosp); ZS: ZeRO stage of the dp dimension.\n"
+            << analytic::kFlopConventionNote << "\n";
 }
 
 // The whole run's cost at a ranked plan (--tokens).

@@ -18,7 +18,7 @@ std::optional<Candidate> best_of(const SearchResult& r, Strategy s) {
 analytic::CriterionTpRule tp_rule_of(const std::optional<Candidate>& three_d) {
   if (!three_d) return {.sequence_parallel = true, .tp_comm_overlap = true};
   return {.sequence_parallel = three_d->parallel.sequence_parallel,
-          .tp_comm_overlap = three_d->parallel.tp_comm_overlap};
+          .tp_comm_overlap = three_d->parallel.tp_comm_overlap != TpCommOverlap::none};
 }
 
 std::string tp_rule_text(const analytic::CriterionTpRule& r) {

@@ -26,7 +26,7 @@ std::string describe_plan(const ParallelSpec& p) {
   const StrategyTraits& t = traits(p.strategy);
   if (t.min_zero_stage != t.max_zero_stage) out += fmt::format(" zero={}", p.zero_stage);
   if (p.tp > 1 && !p.sequence_parallel) out += " sp=off";
-  if (p.tp_comm_overlap) out += " tp_overlap";
+  if (p.tp_comm_overlap != TpCommOverlap::none) out += " tp_overlap=" + to_string(p.tp_comm_overlap);
   if (p.v > 1) out += fmt::format(" v={}", p.v);
   out += fmt::format(" {} b={} B={}", to_string(p.schedule), p.micro_batch, p.micro_batches);
   if (is_zeropp(p.strategy)) out += fmt::format(" U={}", p.unit);
@@ -36,7 +36,7 @@ std::string describe_plan(const ParallelSpec& p) {
 
 std::string tp_comm_label(const ParallelSpec& p) {
   if (p.tp == 1) return "-";
-  return p.sequence_parallel ? (p.tp_comm_overlap ? "sp+ov" : "sp") : "nosp";
+  return p.sequence_parallel ? (p.tp_comm_overlap != TpCommOverlap::none ? "sp+ov" : "sp") : "nosp";
 }
 
 std::string memory_reason(const analytic::Estimate& e, double memory_bytes) {

@@ -32,7 +32,11 @@ nlohmann::json to_json(const Candidate& c) {
         {"bubble", t.bubble},
         {"exposed", {{"tp", t.tp_exposed}, {"pp", t.pp_exposed}, {"zero", t.zero_exposed}, {"dp", t.dp_exposed}}}}},
       {"peak_memory_bytes", c.estimate.memory_bytes.peak},
-      {"throughput", {{"tokens_per_s", th.tokens_per_s}, {"tflops_per_gpu", th.tflops_per_gpu}, {"mfu", th.mfu}}},
+      {"throughput",
+       {{"tokens_per_s", th.tokens_per_s},
+        {"tflops_per_gpu", th.tflops_per_gpu},
+        {"mfu", th.mfu},
+        {"mfu_full_attention", th.mfu_full_attention}}},
   };
 }
 

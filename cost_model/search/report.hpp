@@ -15,7 +15,7 @@ namespace zeropp::search {
 //  line), parallel (to_json(ParallelSpec)), simulated, closed_form_iteration_s, bounds: {time_s, memory_bytes},
 //  time_s: {iteration, compute,
 //  comm_exposed, bubble, exposed: {tp, pp, zero, dp}}, peak_memory_bytes, throughput: {tokens_per_s,
-//  tflops_per_gpu, mfu}}. Times in seconds, memory in bytes.
+//  tflops_per_gpu, mfu, mfu_full_attention}}. Times in seconds, memory in bytes.
 nlohmann::json to_json(const Candidate&);
 nlohmann::json to_json(const SearchResult&, int top);
 

@@ -58,8 +58,8 @@ SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::EstimateO
 
 // analytic::to_json(estimate) plus "executor": "simulator" | "closed_form" and
 // "closed_form": {time_s: {compute, comm_exposed, bubble, iteration}, memory_bytes: {peak},
-//                 comm_bytes: {tp, pp, dp, zero, total}, throughput: {tokens_per_s, tflops_per_gpu, mfu},
-//                 feasible, over_by_bytes},
+//                 comm_bytes: {tp, pp, dp, zero, total},
+//                 throughput: {tokens_per_s, tflops_per_gpu, mfu, mfu_full_attention}, feasible, over_by_bytes},
 // "peak_breakdown": peak_memory.hpp's to_json (simulated plans only).
 nlohmann::json to_json(const SimulatedEstimate&);
 

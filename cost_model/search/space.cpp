@@ -8,6 +8,7 @@
 #include "cost_model/schedule/budget.hpp"
 #include "cost_model/search/stage_splits.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/limits.hpp"
 
 namespace zeropp::search {
@@ -64,13 +65,21 @@ std::vector<std::pair<int, int>> inner_groups(const Experiment& ex, Strategy s) 
   return out;
 }
 
-// Tensor-parallel communication: with tp > 1 sequence parallelism on, on with Megatron's --tp-comm-overlap
-// (Calculon's tensor_par_overlap; it needs SP), and off; without tp neither.
+// Tensor-parallel communication: with tp > 1 sequence parallelism on, on with the TP communication overlapped where
+// the plan's framework runs an overlap on this GPU (spec/framework.hpp: Megatron's userbuffers on compute
+// capability 9.0+, torchtitan's async TP; it needs SP), and off; without tp neither.
 struct TpComm {
-  bool sequence_parallel, overlap;
+  bool sequence_parallel;
+  TpCommOverlap overlap;
 };
-const std::vector<TpComm> kTpComms = {{true, false}, {true, true}, {false, false}};
-const std::vector<TpComm> kNoTp = {{false, false}};
+std::vector<TpComm> tp_comms(Framework framework, const ClusterSpec& cluster) {
+  std::vector<TpComm> out = {{true, TpCommOverlap::none}};
+  const TpCommOverlap kind = framework_tp_overlap(framework);
+  if (kind != TpCommOverlap::none && tp_overlap_unavailable(kind, cluster).empty()) out.push_back({true, kind});
+  out.push_back({false, TpCommOverlap::none});
+  return out;
+}
+const std::vector<TpComm> kNoTp = {{false, TpCommOverlap::none}};
 
 // (schedule, v) pairs for a strategy at pipeline depth pp.
 struct ScheduleChoice {
@@ -163,7 +172,7 @@ void for_each_layout(const Experiment& ex, const SpaceOptions& options,
         std::sort(micro_batches.begin(), micro_batches.end());
         for (int stage = t.min_zero_stage; stage <= t.max_zero_stage; ++stage) {
           p.zero_stage = stage;
-          for (const TpComm& tc : p.tp > 1 ? kTpComms : kNoTp) {
+          for (const TpComm& tc : p.tp > 1 ? tp_comms(framework_of(p), ex.cluster) : kNoTp) {
             p.sequence_parallel = tc.sequence_parallel;
             p.tp_comm_overlap = tc.overlap;
             for (const ScheduleChoice& sc : schedule_choices(s, pp, L, options.max_v)) {

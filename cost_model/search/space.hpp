@@ -6,7 +6,8 @@
 //
 // g = GPUs per node (the GPUs that share the fast intra-node link), L = layers. Per strategy:
 //   3d          tp any divisor of g that divides heads, kv heads and ffn; when tp > 1 sequence parallelism off,
-//               on, and on with the TP communication overlapped (tp_comm_overlap); pp any; dp = N/(tp pp);
+//               on, and on with the TP communication overlapped where the plan's framework runs an overlap on
+//               the cluster's GPU (spec/framework.hpp, tp_overlap_unavailable); pp any; dp = N/(tp pp);
 //               ZeRO stage 0 (all-reduce) or 1 (distributed optimizer).
 //   1f1b_zero1  tp = z = 1; pp any; dp = N/pp; ZeRO stage 0 or 1 across dp.
 //   zero3       one ZeRO-3 group over all N GPUs, written z = min(g, N), dp = N/z (stage 3), pp = 1; and with

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/analytic/flops.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/search/criterion_verdict.hpp"
 #include "cost_model/search/describe.hpp"
@@ -104,9 +105,11 @@ void verdict_section(std::string& md, const StudyReport& r) {
     return;
   }
   const auto& w = est(r, r.winner);
-  md += fmt::format("**Fastest plan: {}** — {:.1f} TFLOP/s per GPU, MFU {:.1f}%, peak {:.1f} GiB of {:.0f} GiB.\n\n",
-                    row_label(r, r.winner), w.throughput.tflops_per_gpu, 100 * w.throughput.mfu,
-                    w.memory_bytes.peak / kGiB, limit / kGiB);
+  md += fmt::format(
+      "**Fastest plan: {}** — {:.1f} TFLOP/s per GPU, MFU {:.1f}% (full-attention count {:.1f}%), peak {:.1f} GiB of "
+      "{:.0f} GiB.\n\n",
+      row_label(r, r.winner), w.throughput.tflops_per_gpu, 100 * w.throughput.mfu,
+      100 * w.throughput.mfu_full_attention, w.memory_bytes.peak / kGiB, limit / kGiB);
   if (const int second = runner_up(r); second >= 0) {
     md += fmt::format("- Next fastest: {}.\n", row_label(r, second));
     band_line(md, r, fmt::format("the winner vs `{}`", r.rows[second].spec.name), r.winner, second);
@@ -146,7 +149,7 @@ void verdict_section(std::string& md, const StudyReport& r) {
 void table_section(std::string& md, const StudyReport& r) {
   md += "### Every strategy at its best plan within memory\n\n";
   md +=
-      "| strategy | tp | pp | dp | z | schedule | v | b | B | U | recompute | iter s | TFLOP/s/GPU | MFU | "
+      "| strategy | tp | pp | dp | z | schedule | v | b | B | U | recompute | iter s | TFLOP/s/GPU | MFU (full) | "
       "peak GiB | sent GB | vs 3D |\n";
   md += "|---|--:|--:|--:|--:|---|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|\n";
   for (int i = 0; i < static_cast<int>(r.rows.size()); ++i) {
@@ -171,15 +174,19 @@ void table_section(std::string& md, const StudyReport& r) {
                       p.v, p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute),
                       when_fits(fmt::format("{:.3f}{}", e.time_s.iteration, row.estimate.simulated ? "" : " (cf)")),
                       when_fits(fmt::format("{:.1f}", e.throughput.tflops_per_gpu)),
-                      when_fits(fmt::format("{:.1f}%", 100 * e.throughput.mfu)), peak,
+                      when_fits(fmt::format("{:.1f}% ({:.1f}%)", 100 * e.throughput.mfu,
+                                            100 * e.throughput.mfu_full_attention)),
+                      peak,
                       when_fits(fmt::format("{:.2f}", e.comm_bytes.total / 1e9)), vs);
   }
   md +=
       "\nModel output (`zeropp compare`): iteration time and peak memory from the schedule simulator with analytic "
-      "costs on the cluster profile; (cf) closed form only (pure ZeRO-3 has no pipeline to simulate). "
-      "TFLOP/s per GPU counts executed FLOPs (recompute included), MFU model FLOPs only. sent GB: bytes sent per "
-      "GPU per iteration (GB = 1e9); GiB = 2^30 bytes. B is micro-batches per pipeline; the winner is in bold. A "
-      "row that does not fit shows the plan that misses memory by least, with its memory only.\n\n";
+      "costs on the cluster profile; (cf) closed form only (pure ZeRO-3 has no pipeline to simulate). ";
+  md += analytic::kFlopConventionNote;
+  md +=
+      " sent GB: bytes sent per GPU per iteration (GB = 1e9); GiB = 2^30 bytes. B is micro-batches per pipeline; "
+      "the winner is in bold. A row that does not fit shows the plan that misses memory by least, with its memory "
+      "only.\n\n";
 }
 
 // The simulated peak of each row by part, and when it occurs (PeakBreakdown): the memory figure's numbers.
@@ -316,10 +323,10 @@ void validation_section(std::string& md, const StudyReport& r) {
                       p.pp, p.dp, row.published_tflops, row.predicted_tflops, 100 * row.error, 100 * row.loo_error);
     }
     md += fmt::format(
-        "\nProfile as given (gemm_efficiency {:.4f}): mean |error| {:.1f}%, max {:.1f}%. Leave-one-out (the one "
-        "fitted scalar, gemm_efficiency, refitted without the row it predicts): mean |error| {:.1f}%, max {:.1f}%.\n\n",
-        v.profile_efficiency, 100 * v.mean_abs_error, 100 * v.max_abs_error, 100 * v.loo_mean_abs_error,
-        100 * v.loo_max_abs_error);
+        "\nAs given ({} {:.4f}): mean |error| {:.1f}%, max {:.1f}%. Leave-one-out (the one fitted scalar, {}, "
+        "refitted without the row it predicts): mean |error| {:.1f}%, max {:.1f}%.\n\n",
+        v.fitted, v.profile_efficiency, 100 * v.mean_abs_error, 100 * v.max_abs_error, v.fitted,
+        100 * v.loo_mean_abs_error, 100 * v.loo_max_abs_error);
   }
   md += "**FLOP convention.** " + r.flop_convention + "\n\n";
   md += "**Trainer runs** (`zeropp-train --compare-model`, written by scripts/loop.sh). ";

@@ -163,7 +163,8 @@ StudyReport build_study_report(const Experiment& experiment, const StudyOptions&
       r.criterion_tp_rule = tp_rule_of(std::nullopt);
       if (r.three_d >= 0) {
         const ParallelSpec& t = r.rows[r.three_d].plan.parallel;
-        r.criterion_tp_rule = {.sequence_parallel = t.sequence_parallel, .tp_comm_overlap = t.tp_comm_overlap};
+        r.criterion_tp_rule = {.sequence_parallel = t.sequence_parallel,
+                               .tp_comm_overlap = t.tp_comm_overlap != TpCommOverlap::none};
       }
     }
     r.criterion_time = analytic::criterion_time(experiment.model, experiment.cluster, p.micro_batch, p.unit,

@@ -13,10 +13,12 @@
 #include "cost_model/analytic/flops.hpp"
 #include "cost_model/search/simulated_estimate.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/json_reader.hpp"
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/printable.hpp"
+#include "cost_model/spec/strategy.hpp"
 
 namespace zeropp::search {
 
@@ -77,8 +79,8 @@ fs::path validation_dir() { return configs_dir() / "validation"; }
 ValidationReport load_validation_json(const nlohmann::json& j, const std::string& source_name) {
   const std::string root = "validation";
   strict_object(j, root,
-                {"source", "cluster", "seq_len", "vocab", "dtype", "recompute", "published_flops", "model", "parallel",
-                 "rows"});
+                {"source", "cluster", "seq_len", "vocab", "dtype", "recompute", "published_flops", "strategy", "model",
+                 "parallel", "rows"});
   ValidationReport report;
   report.source = j.contains("source") ? string_value(j, root, "source") : source_name;
   check_printable(root + ".source", report.source);  // printed as the table's title
@@ -92,11 +94,20 @@ ValidationReport load_validation_json(const nlohmann::json& j, const std::string
     const std::string flops = string_value(j, root, "published_flops");
     if (flops == "model")
       report.flops = PublishedFlops::model;
+    else if (flops == "tokens")
+      report.flops = PublishedFlops::tokens;
     else if (flops != "narayanan2021")
-      throw SpecError(root + ".published_flops",
-                      fmt::format("{}.published_flops=\"{}\" must be one of narayanan2021, model", root,
-                                  printable(flops)));
+      throw SpecError(
+          root + ".published_flops",
+          fmt::format("{}.published_flops=\"{}\" must be one of narayanan2021, model, tokens", root, printable(flops)));
   }
+  // The strategy every row runs: Megatron's 3D (tp, pp, v per row), or pure ZeRO-3 / FSDP over all the row's GPUs
+  // (z = a node, dp = the nodes; tp = pp = 1).
+  const Strategy strategy = j.contains("strategy")
+                                ? strategy_from_string(string_value(j, root, "strategy"), root + ".strategy")
+                                : Strategy::three_d;
+  if (strategy != Strategy::three_d && strategy != Strategy::zero3)
+    throw SpecError(root + ".strategy", fmt::format("{}.strategy={} must be 3d or zero3", root, to_string(strategy)));
   // The layer every row shares (default: the GPT layer of 2021: gelu MLP, tied embedding, learned positions).
   ModelSpec layer;
   layer.mlp = MlpKind::gelu;
@@ -104,21 +115,24 @@ ValidationReport load_validation_json(const nlohmann::json& j, const std::string
   layer.learned_positions = true;
   if (j.contains("model")) {
     const std::string path = root + ".model";
-    const auto& m = strict_object(j.at("model"), path, {"mlp", "attention", "tied_embedding", "learned_positions"});
+    const auto& m =
+        strict_object(j.at("model"), path, {"mlp", "attention", "tied_embedding", "learned_positions", "dropout"});
     if (m.contains("mlp")) layer.mlp = mlp_from_string(string_value(m, path, "mlp"), path + ".mlp");
     if (m.contains("attention"))
       layer.attention = attention_from_string(string_value(m, path, "attention"), path + ".attention");
     if (m.contains("tied_embedding")) layer.tied_embedding = boolean_value(m, path, "tied_embedding");
     if (m.contains("learned_positions")) layer.learned_positions = boolean_value(m, path, "learned_positions");
+    if (m.contains("dropout")) layer.dropout = boolean_value(m, path, "dropout");
   }
   // What every row's plan shares (default: Megatron-LM of 2021: no distributed optimizer, no SP).
   ParallelSpec shared;
   shared.zero_stage = 0;
+  bool shared_tp_overlap = false;  // the framework's own overlap (framework.hpp) where tp > 1 with SP
   if (j.contains("parallel")) {
     const std::string path = root + ".parallel";
-    const auto& p =
-        strict_object(j.at("parallel"), path, {"zero_stage", "sequence_parallel", "tp_comm_overlap", "overlap_param_gather",
-                                                         "framework"});
+    const auto& p = strict_object(
+        j.at("parallel"), path,
+        {"zero_stage", "sequence_parallel", "tp_comm_overlap", "overlap_param_gather", "framework", "reduce_dtype"});
     if (p.contains("zero_stage")) {
       const auto& v = p.at("zero_stage");
       if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 1)
@@ -126,11 +140,13 @@ ValidationReport load_validation_json(const nlohmann::json& j, const std::string
       shared.zero_stage = v.get<int>();
     }
     if (p.contains("sequence_parallel")) shared.sequence_parallel = boolean_value(p, path, "sequence_parallel");
-    if (p.contains("tp_comm_overlap")) shared.tp_comm_overlap = boolean_value(p, path, "tp_comm_overlap");
+    if (p.contains("tp_comm_overlap")) shared_tp_overlap = boolean_value(p, path, "tp_comm_overlap");
     if (p.contains("overlap_param_gather"))
       shared.overlap_param_gather = boolean_value(p, path, "overlap_param_gather");
     if (p.contains("framework"))
       shared.framework = framework_from_string(string_value(p, path, "framework"), path + ".framework");
+    if (p.contains("reduce_dtype"))
+      shared.reduce_dtype = dtype_from_string(string_value(p, path, "reduce_dtype"), path + ".reduce_dtype");
   }
 
   const auto& rows = required(j, root, "rows");
@@ -138,9 +154,26 @@ ValidationReport load_validation_json(const nlohmann::json& j, const std::string
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::string path = fmt::format("{}.rows[{}]", root, i);
     const auto& r = strict_object(rows[i], path,
-                                  {"name", "params_b", "heads", "hidden", "layers", "tp", "pp", "dp", "gpus",
-                                   "global_batch", "micro_batch", "v", "recompute", "dp_overlap", "tflops_per_gpu",
-                                   "percent_of_peak", "mfu_percent"});
+                                  {"name",
+                                   "params_b",
+                                   "heads",
+                                   "hidden",
+                                   "layers",
+                                   "seq_len",
+                                   "tp",
+                                   "pp",
+                                   "dp",
+                                   "gpus",
+                                   "global_batch",
+                                   "micro_batch",
+                                   "grad_accum",
+                                   "v",
+                                   "recompute",
+                                   "dp_overlap",
+                                   "tflops_per_gpu",
+                                   "tokens_per_s_per_gpu",
+                                   "percent_of_peak",
+                                   "mfu_percent"});
     ValidationRow row;
     row.name = string_value(r, path, "name");
     check_printable(path + ".name", row.name);  // the table prints it
@@ -150,7 +183,7 @@ ValidationReport load_validation_json(const nlohmann::json& j, const std::string
     m.layers = positive_int(r, path, "layers");
     m.hidden = positive_int(r, path, "hidden");
     m.heads = positive_int(r, path, "heads");
-    m.seq_len = seq_len;
+    m.seq_len = r.contains("seq_len") ? positive_int(r, path, "seq_len") : seq_len;
     m.vocab = vocab;
 
     const int gpus = positive_int(r, path, "gpus");
@@ -163,38 +196,50 @@ ValidationReport load_validation_json(const nlohmann::json& j, const std::string
 
     ParallelSpec& p = row.plan.parallel;
     p = shared;
-    p.strategy = Strategy::three_d;
-    p.tp = positive_int(r, path, "tp");
-    p.pp = positive_int(r, path, "pp");
-    p.v = positive_int(r, path, "v");
-    p.z = 1;
-    const long long tp_pp = 1LL * p.tp * p.pp;
-    if (gpus % tp_pp != 0)
-      throw SpecError(path + ".gpus", fmt::format("{}.gpus={} is not a multiple of tp*pp={}", path, gpus, tp_pp));
-    p.dp = static_cast<int>(gpus / tp_pp);
+    p.strategy = strategy;
+    const bool zero3 = strategy == Strategy::zero3;
+    p.tp = zero3 ? 1 : positive_int(r, path, "tp");
+    p.pp = zero3 ? 1 : positive_int(r, path, "pp");
+    p.v = zero3 ? 1 : positive_int(r, path, "v");
+    if (zero3 && (r.contains("tp") || r.contains("pp") || r.contains("v")))
+      throw SpecError(path,
+                      fmt::format("{}: a zero3 set's rows give no tp, pp or v (each GPU holds the whole layer)", path));
+    // Pure ZeRO-3: one shard group of all the GPUs, written as a node (z) times the nodes (dp).
+    p.z = zero3 ? std::min(gpus, c.gpus_per_node) : 1;
+    if (zero3) p.zero_stage = 3;
+    const long long inner = 1LL * p.tp * p.pp * p.z;
+    if (gpus % inner != 0)
+      throw SpecError(path + ".gpus", fmt::format("{}.gpus={} is not a multiple of tp*pp*z={}", path, gpus, inner));
+    p.dp = static_cast<int>(gpus / inner);
     if (r.contains("dp") && positive_int(r, path, "dp") != p.dp)
       throw SpecError(path + ".dp", fmt::format("{}.dp={} disagrees with gpus/(tp*pp)={}", path, r.at("dp").dump(), p.dp));
     p.schedule = p.v > 1 ? ScheduleKind::interleaved : ScheduleKind::one_f_one_b;
     p.micro_batch = positive_int(r, path, "micro_batch");
     const int global_batch = positive_int(r, path, "global_batch");
-    const long long per_step = 1LL * p.micro_batch * p.dp;
+    const long long per_step = 1LL * p.micro_batch * p.dp * p.z;
     if (global_batch % per_step != 0)
       throw SpecError(path + ".global_batch", fmt::format("{}.global_batch={} is not a multiple of micro_batch*dp={}",
                                                           path, global_batch, per_step));
     p.micro_batches = static_cast<int>(global_batch / per_step);
+    if (r.contains("grad_accum") && positive_int(r, path, "grad_accum") != p.micro_batches)
+      throw SpecError(path + ".grad_accum",
+                      fmt::format("{}.grad_accum={} disagrees with global_batch/(micro_batch*gpus)={}", path,
+                                  r.at("grad_accum").dump(), p.micro_batches));
     p.unit = p.micro_batches;
     p.recompute = r.contains("recompute")
                       ? recompute_from_string(string_value(r, path, "recompute"), path + ".recompute")
                       : recompute;
     p.sequence_parallel = shared.sequence_parallel && p.tp > 1;
-    p.tp_comm_overlap = shared.tp_comm_overlap && p.sequence_parallel;  // Megatron's flag needs SP and tp > 1
+    // Megatron's flag needs SP and tp > 1.
+    p.tp_comm_overlap =
+        shared_tp_overlap && p.sequence_parallel ? framework_tp_overlap(framework_of(p)) : TpCommOverlap::none;
     p.dtype = dtype;
-    const auto& overlap = required(r, path, "dp_overlap");
-    if (!overlap.is_boolean()) throw SpecError(path + ".dp_overlap", path + ".dp_overlap must be true or false");
-    p.overlap_grad_reduce = overlap.get<bool>();
-    row.published_tflops = positive_number(r, path, "tflops_per_gpu");
+    p.overlap_grad_reduce = zero3 && !r.contains("dp_overlap") ? true : boolean_value(r, path, "dp_overlap");
+    const char* metric = report.flops == PublishedFlops::tokens ? "tokens_per_s_per_gpu" : "tflops_per_gpu";
+    row.published_tflops = positive_number(r, path, metric);
     row.flops = report.flops;
-    check_number(path, "tflops_per_gpu", row.published_tflops, kPublishedTflops);
+    check_number(path, metric, row.published_tflops,
+                 report.flops == PublishedFlops::tokens ? NumberRange{0, 1e12} : kPublishedTflops);
     validate(row.plan);
     report.rows.push_back(std::move(row));
   }
@@ -222,17 +267,36 @@ double predict_plan_tflops(const Plan& plan, PublishedFlops counted) {
   options.validate = false;  // checked when the row was loaded
   const analytic::Estimate est = simulated_estimate(plan, options).estimate;
   // Throughput as the set counts it, over the same GPUs.
-  const double flops = counted == PublishedFlops::model
-                           ? analytic::model_flops_per_iteration(plan.model, plan.parallel.global_batch())
-                           : analytic::narayanan_flops_per_iteration(plan.model, plan.parallel.global_batch());
-  return flops / (est.time_s.iteration * plan.parallel.world()) / 1e12;
+  const double per_gpu_second = 1.0 / (est.time_s.iteration * plan.parallel.world());
+  switch (counted) {
+    case PublishedFlops::tokens:
+      return static_cast<double>(plan.parallel.global_batch()) * plan.model.seq_len * per_gpu_second;
+    case PublishedFlops::model:
+      return analytic::model_flops_per_iteration(plan.model, plan.parallel.global_batch()) * per_gpu_second / 1e12;
+    case PublishedFlops::narayanan2021:
+      break;
+  }
+  return analytic::narayanan_flops_per_iteration(plan.model, plan.parallel.global_batch()) * per_gpu_second / 1e12;
 }
 
 }  // namespace
 
-double predict_tflops(const ValidationRow& row, double gemm_efficiency) {
+bool fits_kernel_efficiency(const Plan& plan) {
+  const auto table = plan.cluster.gemm_table.find(plan.parallel.dtype);
+  const bool calibrated = table != plan.cluster.gemm_table.end() && !table->second.empty();
+  return !calibrated && plan.cluster.gpu && plan.cluster.gpu->matmul_efficiency.known();
+}
+
+double fitted_value(const Plan& plan) {
+  return fits_kernel_efficiency(plan) ? kernel_efficiency(plan.parallel) : plan.cluster.gemm_efficiency;
+}
+
+double predict_tflops(const ValidationRow& row, double value) {
   Plan plan = row.plan;
-  plan.cluster.gemm_efficiency = gemm_efficiency;
+  if (fits_kernel_efficiency(plan))
+    plan.parallel.kernel_efficiency = value;
+  else
+    plan.cluster.gemm_efficiency = value;
   return predict_plan_tflops(plan, row.flops);
 }
 
@@ -258,7 +322,8 @@ void run_cross_validation(ValidationReport& report, const ScalarFitOptions& opti
                                   "efficiency to fit",
                                   report.cluster, to_string(row.plan.parallel.dtype)));
   }
-  report.profile_efficiency = report.rows.front().plan.cluster.gemm_efficiency;
+  report.fitted = fits_kernel_efficiency(report.rows.front().plan) ? "kernel_efficiency" : "gemm_efficiency";
+  report.profile_efficiency = fitted_value(report.rows.front().plan);
   std::vector<double> published;
   for (const ValidationRow& row : report.rows) published.push_back(row.published_tflops);
   const CrossValidation cv = leave_one_out(
@@ -272,6 +337,41 @@ void run_cross_validation(ValidationReport& report, const ScalarFitOptions& opti
   report.loo_mean_abs_error = cv.loo_mean_abs_error;
   report.loo_max_abs_error = cv.loo_max_abs_error;
   report.cross_validated = true;
+}
+
+FrameworkFit fit_framework(const std::vector<ValidationReport>& sets, const ScalarFitOptions& options) {
+  if (sets.size() < 2) throw SpecError("validation", "a framework fit needs at least two validation sets");
+  for (const ValidationReport& set : sets)
+    for (const ValidationRow& row : set.rows)
+      if (!fits_kernel_efficiency(row.plan))
+        throw SpecError("validation.cluster", fmt::format("{} ({}): the cluster has no operation table "
+                                                          "(gpu.matmul_efficiency): no kernel_efficiency to fit",
+                                                          set.source, set.cluster));
+  // Every row of the chosen sets, as one list.
+  const auto fit_on = [&](std::optional<std::size_t> skip_set) {
+    std::vector<const ValidationRow*> rows;
+    for (std::size_t s = 0; s < sets.size(); ++s)
+      if (!skip_set || *skip_set != s)
+        for (const ValidationRow& row : sets[s].rows) rows.push_back(&row);
+    std::vector<double> published;
+    for (const ValidationRow* row : rows) published.push_back(row->published_tflops);
+    return analytic::fit_scalar([&rows](std::size_t i, double x) { return predict_tflops(*rows[i], x); }, published,
+                                options);
+  };
+  FrameworkFit out;
+  out.all = fit_on(std::nullopt);
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    SetTransfer t;
+    t.set = sets[s].source;
+    t.value = fit_on(s).value;
+    for (const ValidationRow& row : sets[s].rows) {
+      const double error = std::abs(predict_tflops(row, t.value) / row.published_tflops - 1);
+      t.mean_abs_error += error / sets[s].rows.size();
+      t.max_abs_error = std::max(t.max_abs_error, error);
+    }
+    out.leave_one_set_out.push_back(t);
+  }
+  return out;
 }
 
 std::vector<std::string> validation_sets() {

@@ -59,9 +59,9 @@ struct ActionCosts {
   // (in program order) waits until its (n-K)-th RESHARD has freed a buffer: a prefetch depth of K - 1, as
   // layer-wise ZeRO-3 runs (per_layer.hpp). That RESHARD must come before the UNSHARD in program order.
   int gathered_limit = 0;
-  // Compute slowdown while a collective runs on the same rank (ClusterSpec::comm_compute_contention): a compute
-  // action (F, B, W, BW, RECOMPUTE) that the rank's intra or inter collective stream overlaps for t seconds takes
-  // contention * t longer (simulator.hpp). p2p transfers (copy-engine sized, few SMs) do not count.
+  // Compute slowdown while an NCCL kernel runs on the same rank (analytic/contention.hpp, the one rule every
+  // overlap pays; GpuOps::nccl_contention): a compute action (F, B, W, BW, RECOMPUTE) that any of the rank's
+  // communication streams (p2p, intra, inter) overlaps for t seconds takes contention * t longer (simulator.hpp).
   double contention = 0;
 
   int stage_count() const { return static_cast<int>(stages.size()); }

@@ -1,6 +1,7 @@
 #include "cost_model/simulate/costs_from_plan.hpp"
 
 #include "cost_model/analytic/collectives.hpp"
+#include "cost_model/analytic/contention.hpp"
 #include "cost_model/analytic/memory.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/analytic/stage_balance.hpp"
@@ -86,8 +87,8 @@ ActionCosts costs_from_plan(const Plan& plan) {
     const double lc = layers;
     s.activation_bytes = lc * full.until_b + extra;
     s.checkpoint_bytes = lc * kept + extra;
-    // One layer at a time. With flash attention selective recomputation keeps everything (kept = until_b) and
-    // its RECOMPUTE costs no time (analytic::action_costs): it rebuilds nothing.
+    // One layer at a time. With flash attention selective recomputation keeps everything in this memory model
+    // (kept = until_b); its RECOMPUTE still costs what the framework reruns (analytic::action_costs).
     s.recompute_bytes = full.until_b - kept;
     s.w_buffer_bytes = lc * full.until_w;
   }
@@ -97,7 +98,7 @@ ActionCosts costs_from_plan(const Plan& plan) {
   // also caps what is live: stage3_max_live_parameters). Without the cap the simulator would start every gather
   // of the warm-up at once and hold them all, which neither framework does.
   if (dps.gather == ParamGather::per_micro_batch && !dps.shard_spans_dp) costs.gathered_limit = 1 + kDefaultPrefetch;
-  costs.contention = c.comm_compute_contention;
+  costs.contention = analytic::contention_share(c, analytic::CommKernel::nccl);
   costs.static_bytes.resize(p);
   costs.opt_step.resize(p);
   const std::vector<analytic::MemoryBytes> memory = analytic::memory_bytes_by_rank(plan);

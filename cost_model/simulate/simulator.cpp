@@ -524,9 +524,9 @@ class Engine {
   }
 
   // Contention, a first-order correction: each compute action (F, B, W, BW, RECOMPUTE) is stretched by
-  // contention x the seconds the rank's collective streams (intra, inter) were busy during it in the uncontended
-  // timeline just computed; schedule_times() then runs again with the stretched durations. (Stretching moves
-  // the overlaps; the second pass does not iterate to a fixed point.)
+  // contention x the seconds the rank's communication streams (p2p, intra, inter) were busy during it in the
+  // uncontended timeline just computed; schedule_times() then runs again with the stretched durations. (Stretching
+  // moves the overlaps; the second pass does not iterate to a fixed point.)
   void stretch_for_contention() {
     extra_.assign(action_.size(), 0);
     const std::vector<double>& start = result_.start;
@@ -534,7 +534,7 @@ class Engine {
     for (int r = 0; r < program_.pp; ++r) {
       // The union of the two collective streams' busy intervals, in time order (each stream's are already).
       std::vector<std::pair<double, double>> busy;
-      for (Stream s : {Stream::intra, Stream::inter}) {
+      for (Stream s : {Stream::p2p_next, Stream::p2p_prev, Stream::intra, Stream::inter}) {
         for (std::int32_t id = first_in_stream_[r][static_cast<int>(s)]; id != kNone; id = next_in_stream_[id]) {
           if (end[id] > start[id]) busy.emplace_back(start[id], end[id]);
         }

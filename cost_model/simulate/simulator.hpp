@@ -18,7 +18,7 @@
 // receive completes when its stream reaches it and the data has landed. With no contention beyond stream order
 // the event simulation is exactly a longest-path pass over this dependency graph, which is how it runs:
 // O(actions), flat arrays, no maps or strings on the hot path. With ActionCosts::contention > 0 a second pass
-// runs with every compute action stretched by contention x its overlap with the rank's collective streams in the
+// runs with every compute action stretched by contention x its overlap with the rank's communication streams in the
 // first pass (compute slowed by NCCL kernels beside it). A cycle or a missing partner is reported as a
 // SimulationError naming the rank and the action, never an endless wait.
 #include <array>

@@ -193,7 +193,7 @@ ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& field)
   const detail::Fields f(
       j, field,
       {"name", "device", "nodes", "gpus_per_node", "peak_tflops", "memory_gib", "memory_mib", "memory_bandwidth_GBps",
-       "optimizer_Mparams_per_s", "intra", "inter", "gemm_efficiency", "flash_attention_efficiency",
+       "optimizer_Mparams_per_s", "intra", "inter", "gemm_efficiency", "flash_attention_efficiency", "gpu",
        "comm_compute_contention", "collectives", "gemm_table", "provenance"});
   ClusterSpec c;
   c.name = f.string("name", "");
@@ -227,7 +227,12 @@ ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& field)
                                {"forward", "backward"});
     c.flash_attention_efficiency = {flash.number("forward"), flash.number("backward")};
   }
-  c.comm_compute_contention = f.number("comm_compute_contention", c.comm_compute_contention);
+  // Moved into the operation table (one home per fact): say where, rather than "unknown key".
+  if (f.has("comm_compute_contention"))
+    throw SpecError(f.path_of("comm_compute_contention"),
+                    fmt::format("{} is now {}.gpu.nccl_contention: {{\"value\": ..., \"provenance\": ...}}",
+                                f.path_of("comm_compute_contention"), field));
+  if (f.has("gpu")) c.gpu = gpu_ops_from_json(f.at("gpu"), f.path_of("gpu"));
   if (f.has("collectives")) c.collectives = collectives_from_json(f.at("collectives"), f.path_of("collectives"));
   if (f.has("gemm_table")) c.gemm_table = gemm_table_from_json(f.at("gemm_table"), f.path_of("gemm_table"));
   if (f.has("provenance")) c.provenance = provenance_from_json(f.at("provenance"), f.path_of("provenance"));
@@ -262,7 +267,7 @@ nlohmann::json to_json(const ClusterSpec& c) {
   for (const auto& [key, entry] : c.provenance.entries)
     j["provenance"]["entries"][key] = {{"provenance", to_string(entry.provenance)}, {"source", entry.source}};
   if (c.device != Device::gpu) j["device"] = to_string(c.device);  // absent = gpu: GPU profiles stay as they were
-  if (c.comm_compute_contention != 0) j["comm_compute_contention"] = c.comm_compute_contention;  // absent = 0
+  if (c.gpu) j["gpu"] = to_json(*c.gpu);
   // Calibrated profiles only.
   if (c.optimizer_rate > 0) j["optimizer_Mparams_per_s"] = to_unit(c.optimizer_rate, detail::kMparams);
   if (!c.collectives.empty()) {
@@ -352,9 +357,7 @@ void validate(const ClusterSpec& c, const std::string& field) {
     const std::string path = fmt::format("{}.flash_attention_efficiency.{}", field, pass);
     if (!(value > 0 && value <= 1)) throw SpecError(path, fmt::format("{}={} must be in (0, 1]", path, value));
   }
-  if (!(c.comm_compute_contention >= 0 && c.comm_compute_contention <= 1))
-    throw SpecError(field + ".comm_compute_contention",
-                    fmt::format("{}.comm_compute_contention={} must be in [0, 1]", field, c.comm_compute_contention));
+  if (c.gpu) validate(*c.gpu, field + ".gpu");
   for (const auto& [level, fits] : c.collectives) {
     const std::string level_path = field + ".collectives." + level;
     if (!is_one_of(level, kLinkLevels))

@@ -3,8 +3,11 @@
 // A group of GPUs inside one node talks over `intra` (NVLink); a group that crosses nodes over `inter`
 // (the NIC each GPU has). Optional calibrated tables (from `zeropp calibrate`) refine both.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "cost_model/spec/gpu_ops.hpp"
 
 namespace zeropp {
 
@@ -70,23 +73,6 @@ struct GemmEfficiencyPoint {
   friend bool operator==(const GemmEfficiencyPoint&, const GemmEfficiencyPoint&) = default;
 };
 
-// FlashAttention's achieved / peak FLOP/s, on the FLOPs its kernels execute as its authors count them (Dao 2023
-// and Shah et al. 2024, section 4.1): forward 4 s^2 head_dim heads per sequence, halved with a causal mask; the
-// backward 2.5x the forward (5 matmuls against 2: it recomputes Q K^T). The defaults are FlashAttention-2 on an
-// A100 (configs/clusters/dgx-a100-80gb.json gives the source); a profile states its own.
-struct FlashEfficiency {
-  double forward = 0.6;
-  double backward = 0.5;
-
-  friend bool operator==(const FlashEfficiency&, const FlashEfficiency&) = default;
-};
-
-// Where a profile's numbers come from, for its collectives (link rates, latencies, collective fits) and for its
-// GEMMs (gemm_efficiency, gemm_table). nominal: spec-sheet rates and assumed efficiencies; published: others'
-// measurements (nccl-tests figures from papers and issues), cited in the file's comments; calibrated: fitted by
-// `zeropp calibrate` from measurements on the machine itself.
-enum class Provenance { nominal, published, calibrated };
-
 // One entry of a profile whose provenance differs from its group's (ClusterProvenance::gemm or ::collectives):
 // what `zeropp calibrate` measured on top of a base, and the files it was measured from.
 struct EntryProvenance {
@@ -132,16 +118,13 @@ struct ClusterSpec {
   double gemm_efficiency = 0.75;
   // The fused attention kernel of models with attention "flash" (it is not a cuBLAS GEMM: own rate).
   FlashEfficiency flash_attention_efficiency;
-  // Fraction by which compute slows while a collective runs beside it on the same GPU (NCCL kernels take SMs and
-  // memory bandwidth): a compute action overlapped for t seconds takes contention * t longer (the simulator,
-  // simulator.hpp). 0 (default): overlap is free. Lee et al. 2025 (arXiv 2507.03114) measured 18.9% mean,
-  // 40% worst compute slowdown under overlap on A100, H100, MI250 and MI210 with GPT and LLaMA layers.
-  double comm_compute_contention = 0;
   // Calibrated refinements, empty unless the profile came from `zeropp calibrate`.
   // Keys: "intra"/"inter" -> collective name ("all_reduce", "all_gather", "reduce_scatter", "send_recv").
   std::map<std::string, std::map<std::string, CollectiveFit>> collectives;
   std::map<Dtype, std::vector<GemmEfficiencyPoint>> gemm_table;
   ClusterProvenance provenance;
+  // The GPU's operation table (gpu_ops.hpp); absent for CPU profiles and profiles written before it existed.
+  std::optional<GpuOps> gpu;
 
   int world() const { return nodes * gpus_per_node; }  // exact once validate() accepted it (limits.hpp)
   double peak(Dtype d) const;                          // throws SpecError("cluster.peak_tflops.<dtype>") when missing

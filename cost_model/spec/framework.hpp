@@ -39,6 +39,8 @@
 // from the buffer they accumulate in, so it is also the dtype of the gradients they hold (Megatron's
 // --grad-reduce-in-bf16 is reduce_dtype bf16: 2 + 2 + 12); FSDP2's gradient shards stay fp32 (the sharded
 // parameters' dtype) whatever it reduces in.
+#include <string>
+
 #include "cost_model/spec/parallel_spec.hpp"
 
 namespace zeropp {
@@ -73,5 +75,64 @@ FrameworkPrecision framework_precision(const ParallelSpec& p);
 //              follows that collective, not the backward: 1.
 // Without overlap_grad_reduce every framework syncs once, after the backward.
 int dp_sync_buckets(const ParallelSpec& p, int stage, double stage_params, int layers);
+
+// The fraction of a GPU operation table's rates (gpu_ops.hpp: matmul, attention, HBM) a framework's kernels sustain
+// over a training step: launch gaps, synchronisation, the small kernels the time model does not list, and the
+// clocks a GPU holds over a long run rather than a benchmark's seconds. FITTED, not measured: the one value per
+// framework family that minimises the mean |error| over its validation sets together (configs/validation/, `zeropp
+// validate --fit-framework`), each set's leave-one-set-out error reported beside it (search/validation.hpp):
+//   megatron, deepspeed, zeropp  fitted on Narayanan et al. 2021 Table 1 (A100) and Megatron-Core r0.8 (H100): the
+//              kernel stack of Megatron-LM (fused kernels, TransformerEngine); DeepSpeed (Megatron-DeepSpeed) and
+//              the ZeroPP authors' InternEvo run the same kind of fused kernels, an assumption stated here.
+//   fsdp2      fitted on the PyTorch FSDP sets (llm-foundry's MPT benchmarks, A100 and H100).
+// A plan's parallel.kernel_efficiency overrides it.
+double framework_kernel_efficiency(Framework framework);
+// A plan's: its own kernel_efficiency, else its framework's.
+double kernel_efficiency(const ParallelSpec& p);
+
+// What a framework's selective recomputation reruns before a layer's backward (its time and FLOPs; what it keeps
+// in memory is memory.hpp's):
+//   megatron, deepspeed, zeropp  the core attention (Korthikanti et al. 2022): Megatron-Core wraps it in a checkpoint
+//              (megatron/core/transformer/attention.py, _checkpointed_attention_forward), which reruns the
+//              attention kernel's forward before its backward, FlashAttention's included.
+//   fsdp2      torchtitan's selective op checkpointing (torchtitan/models/llama3/infra/parallelize.py, _save_list and
+//              its policy): every op's output is recomputed except those of the listed ops (matmuls, SDPA,
+//              reductions), and of the matmuls only every other one is saved: half the weight matmuls and every
+//              memory-bound kernel of the forward rerun, the attention kernel does not.
+struct SelectiveRecompute {
+  bool attention_core = true;  // the attention core's forward (flash kernel, or unfused GEMMs and softmax)
+  double weight_matmuls = 0;   // share of the forward weight matmuls rerun
+  bool memory_bound = false;   // the forward's memory-bound kernels (norms, activation, residual adds)
+};
+SelectiveRecompute selective_recompute(Framework framework);
+
+// Bytes the framework's cross-entropy kernels move per logit (of the GPU's vocabulary shard), in `dtype`
+// (e bytes): the LM head's memory-bound tail.
+//   megatron, deepspeed, zeropp  Megatron's vocab-parallel cross entropy, unfused as Megatron-Core r0.8 runs it by
+//              default (megatron/core/tensor_parallel/cross_entropy.py, cross_entropy_loss_fusion off): forward
+//              .float() (read e, write 4), max (read 4), subtract in place (8), exp in place (8), sum (read 4),
+//              divide in place (8) = e + 36; backward multiply in place (8) and the cast back for the output
+//              layer's GEMM (read 4, write e) = 12 + e. (zeropp, deepspeed: the same kernels as the 3D baseline,
+//              an assumption; Megatron-DeepSpeed runs Megatron's.)
+//   fsdp2      PyTorch eager F.cross_entropy under autocast: forward cast to fp32 (read e, write 4), log_softmax
+//              (read 4 twice, write 4) = e + 16; backward the dense nll gradient (write 4), log_softmax backward
+//              (read 8, write 4) and the cast back (read 4, write e) = 20 + e.
+struct CrossEntropyBytes {
+  double forward = 0, backward = 0;
+};
+CrossEntropyBytes cross_entropy_bytes_per_logit(Framework framework, double e);
+
+// The TP communication overlap a framework runs when asked to (ParallelSpec::tp_comm_overlap):
+//   megatron   userbuffers: --tp-comm-overlap through TransformerEngine (megatron/core/model_parallel_config.py,
+//              tp_comm_overlap; megatron/training/arguments.py requires --sequence-parallel)
+//   fsdp2      async_tp: torchtitan's --parallelism.enable_async_tensor_parallel (torch.compile's micro-pipeline
+//              TP pass over symmetric memory; torchtitan/distributed/tensor_parallel.py maybe_enable_async_tp)
+//   deepspeed, zeropp   none: they have no TP communication overlap.
+TpCommOverlap framework_tp_overlap(Framework framework);
+// Why a GPU of `cluster` cannot run `kind` ("" when it can): userbuffers needs CUDA multicast, compute capability
+// 9.0+ (TransformerEngine's examples/pytorch/comm_gemm_overlap/README.md; older devices need UB_SKIPMC=1 and fall
+// back to "a less performant implementation" over CUDA IPC, whose cost is not known here), and the SM count its
+// kernels are priced by; both need GPUs (a CPU profile has no tensor cores to overlap with).
+std::string tp_overlap_unavailable(TpCommOverlap kind, const ClusterSpec& cluster);
 
 }  // namespace zeropp

@@ -50,8 +50,14 @@ constexpr Table<Framework, 4> kFrameworks{{{Framework::megatron, "megatron"},
                                            {Framework::fsdp2, "fsdp2"},
                                            {Framework::zeropp, "zeropp"}}};
 
-constexpr Table<Provenance, 3> kProvenances{
-    {{Provenance::nominal, "nominal"}, {Provenance::published, "published"}, {Provenance::calibrated, "calibrated"}}};
+constexpr Table<Provenance, 4> kProvenances{{{Provenance::nominal, "nominal"},
+                                             {Provenance::published, "published"},
+                                             {Provenance::calibrated, "calibrated"},
+                                             {Provenance::measured, "measured"}}};
+
+constexpr Table<TpCommOverlap, 3> kTpCommOverlaps{{{TpCommOverlap::none, "none"},
+                                                   {TpCommOverlap::userbuffers, "userbuffers"},
+                                                   {TpCommOverlap::async_tp, "async_tp"}}};
 
 template <typename E, std::size_t N>
 std::string name_of(const Table<E, N>& table, E value) {
@@ -82,6 +88,7 @@ std::string to_string(GradReduce v) { return name_of(kGradReduces, v); }
 std::string to_string(CpKind v) { return name_of(kCpKinds, v); }
 std::string to_string(Framework v) { return name_of(kFrameworks, v); }
 std::string to_string(Provenance v) { return name_of(kProvenances, v); }
+std::string to_string(TpCommOverlap v) { return name_of(kTpCommOverlaps, v); }
 
 Dtype dtype_from_string(std::string_view s, const std::string& field) { return parse(kDtypes, s, field); }
 Device device_from_string(std::string_view s, const std::string& field) { return parse(kDevices, s, field); }
@@ -99,6 +106,9 @@ CpKind cp_kind_from_string(std::string_view s, const std::string& field) { retur
 Framework framework_from_string(std::string_view s, const std::string& field) { return parse(kFrameworks, s, field); }
 Provenance provenance_from_string(std::string_view s, const std::string& field) {
   return parse(kProvenances, s, field);
+}
+TpCommOverlap tp_comm_overlap_from_string(std::string_view s, const std::string& field) {
+  return parse(kTpCommOverlaps, s, field);
 }
 
 }  // namespace zeropp

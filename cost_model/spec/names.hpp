@@ -20,7 +20,8 @@ std::string to_string(Recompute);      // "none", "selective", "full"
 std::string to_string(GradReduce);     // "per_unit", "per_w"
 std::string to_string(CpKind);         // "ring", "ulysses"
 std::string to_string(Framework);      // "megatron", "deepspeed", "fsdp2", "zeropp"
-std::string to_string(Provenance);     // "nominal", "published", "calibrated"
+std::string to_string(Provenance);     // "nominal", "published", "calibrated", "measured"
+std::string to_string(TpCommOverlap);  // "none", "userbuffers", "async_tp"
 
 Dtype dtype_from_string(std::string_view, const std::string& field);
 Device device_from_string(std::string_view, const std::string& field);
@@ -33,5 +34,6 @@ GradReduce grad_reduce_from_string(std::string_view, const std::string& field);
 CpKind cp_kind_from_string(std::string_view, const std::string& field);
 Framework framework_from_string(std::string_view, const std::string& field);
 Provenance provenance_from_string(std::string_view, const std::string& field);
+TpCommOverlap tp_comm_overlap_from_string(std::string_view, const std::string& field);
 
 }  // namespace zeropp

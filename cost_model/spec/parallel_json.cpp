@@ -16,14 +16,50 @@ bool multi_chunk(ScheduleKind k) {
   return k == ScheduleKind::interleaved || k == ScheduleKind::bfs || k == ScheduleKind::zeropp;
 }
 
+// "tp_comm_overlap": false | true (the framework's own overlap, framework.hpp) | "none" | "userbuffers" |
+// "async_tp".
+TpCommOverlap tp_comm_overlap_from_json(const detail::Fields& f, Framework framework) {
+  const nlohmann::json& v = f.at("tp_comm_overlap");
+  const std::string path = f.path_of("tp_comm_overlap");
+  if (v.is_string()) return tp_comm_overlap_from_string(v.get<std::string>(), path);
+  if (!f.boolean("tp_comm_overlap")) return TpCommOverlap::none;
+  const TpCommOverlap kind = framework_tp_overlap(framework);
+  if (kind == TpCommOverlap::none)
+    throw SpecError(path,
+                    fmt::format("{}=true: framework {} has no TP communication overlap", path, to_string(framework)));
+  return kind;
+}
+
 }  // namespace
 
 ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& field) {
   const detail::Fields f(j, field,
-                         {"strategy", "tp", "pp", "dp", "z", "zero_stage", "v", "schedule", "micro_batch",
-                          "micro_batches", "unit", "allow_ragged_units", "recompute", "sequence_parallel", "dtype",
-                          "grad_reduce", "overlap_grad_reduce", "tp_comm_overlap", "overlap_param_gather",
-                          "framework", "reduce_dtype", "first_stage_layers", "last_stage_layers", "cp", "cp_kind"});
+                         {"strategy",
+                          "tp",
+                          "pp",
+                          "dp",
+                          "z",
+                          "zero_stage",
+                          "v",
+                          "schedule",
+                          "micro_batch",
+                          "micro_batches",
+                          "unit",
+                          "allow_ragged_units",
+                          "recompute",
+                          "sequence_parallel",
+                          "dtype",
+                          "grad_reduce",
+                          "overlap_grad_reduce",
+                          "tp_comm_overlap",
+                          "overlap_param_gather",
+                          "framework",
+                          "reduce_dtype",
+                          "kernel_efficiency",
+                          "first_stage_layers",
+                          "last_stage_layers",
+                          "cp",
+                          "cp_kind"});
   ParallelSpec p;
   p.strategy = strategy_from_string(f.string("strategy"), f.path_of("strategy"));
   p.tp = f.integer("tp", 1);
@@ -45,7 +81,6 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
   if (f.has("dtype")) p.dtype = dtype_from_string(f.string("dtype"), f.path_of("dtype"));
   if (f.has("grad_reduce")) p.grad_reduce = grad_reduce_from_string(f.string("grad_reduce"), f.path_of("grad_reduce"));
   p.overlap_grad_reduce = f.boolean("overlap_grad_reduce", true);
-  p.tp_comm_overlap = f.boolean("tp_comm_overlap", false);
   p.overlap_param_gather = f.boolean("overlap_param_gather", false);
   // A value equal to the default is kept as the default, so that to_json (which writes the values in effect)
   // and parallel_from_json round-trip.
@@ -53,6 +88,12 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
     const Framework framework = framework_from_string(f.string("framework"), f.path_of("framework"));
     if (framework != framework_of(p)) p.framework = framework;
   }
+  if (f.has("kernel_efficiency")) {
+    const double value = f.number("kernel_efficiency");
+    if (value != framework_kernel_efficiency(framework_of(p))) p.kernel_efficiency = value;
+  }
+  // After the framework: true names the framework's own overlap.
+  if (f.has("tp_comm_overlap")) p.tp_comm_overlap = tp_comm_overlap_from_json(f, framework_of(p));
   if (f.has("reduce_dtype")) {
     const Dtype reduce = dtype_from_string(f.string("reduce_dtype"), f.path_of("reduce_dtype"));
     if (reduce != default_reduce_dtype(framework_of(p), p.dtype)) p.reduce_dtype = reduce;
@@ -88,10 +129,11 @@ nlohmann::json to_json(const ParallelSpec& p) {
           {"dtype", to_string(p.dtype)},
           {"grad_reduce", to_string(p.grad_reduce)},
           {"overlap_grad_reduce", p.overlap_grad_reduce},
-          {"tp_comm_overlap", p.tp_comm_overlap},
+          {"tp_comm_overlap", to_string(p.tp_comm_overlap)},
           {"overlap_param_gather", p.overlap_param_gather},
           {"framework", to_string(framework_of(p))},
-          {"reduce_dtype", to_string(framework_precision(p).reduce)}};
+          {"reduce_dtype", to_string(framework_precision(p).reduce)},
+          {"kernel_efficiency", kernel_efficiency(p)}};
   // Written only when given, as a plan file gives them (absent: the default split).
   if (p.first_stage_layers > 0) j["first_stage_layers"] = p.first_stage_layers;
   if (p.last_stage_layers > 0) j["last_stage_layers"] = p.last_stage_layers;
@@ -153,11 +195,24 @@ void validate(const ParallelSpec& p, const std::string& field) {
                                                           "({0}.allow_ragged_units=false)",
                                                           field, p.micro_batches, p.unit));
 
-  if (p.tp_comm_overlap && !(p.tp > 1 && p.sequence_parallel))
-    throw SpecError(field + ".tp_comm_overlap",
-                    fmt::format("{0}.tp_comm_overlap=true needs {0}.tp > 1 and {0}.sequence_parallel=true (Megatron's "
-                                "--tp-comm-overlap overlaps the sequence-parallel all-gathers and reduce-scatters)",
-                                field));
+  if (p.tp_comm_overlap != TpCommOverlap::none) {
+    const std::string kind = to_string(p.tp_comm_overlap);
+    if (!(p.tp > 1 && p.sequence_parallel))
+      throw SpecError(field + ".tp_comm_overlap",
+                      fmt::format("{0}.tp_comm_overlap={1} needs {0}.tp > 1 and {0}.sequence_parallel=true (it "
+                                  "overlaps the sequence-parallel all-gathers and reduce-scatters)",
+                                  field, kind));
+    const Framework framework = framework_of(p);
+    if (framework_tp_overlap(framework) != p.tp_comm_overlap)
+      throw SpecError(field + ".tp_comm_overlap",
+                      fmt::format("{0}.tp_comm_overlap={1}: framework {2} runs {3}", field, kind, to_string(framework),
+                                  framework_tp_overlap(framework) == TpCommOverlap::none
+                                      ? "no TP communication overlap"
+                                      : to_string(framework_tp_overlap(framework))));
+  }
+  if (p.kernel_efficiency && !(*p.kernel_efficiency > 0 && *p.kernel_efficiency <= 1))
+    throw SpecError(field + ".kernel_efficiency",
+                    fmt::format("{}.kernel_efficiency={} must be in (0, 1]", field, *p.kernel_efficiency));
   if (p.overlap_param_gather && p.zero_stage < 1)
     throw SpecError(field + ".overlap_param_gather",
                     fmt::format("{0}.overlap_param_gather=true needs a dp-sharded optimizer ({0}.zero_stage >= 1): "

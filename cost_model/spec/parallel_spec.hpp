@@ -34,6 +34,20 @@ enum class CpKind { ring, ulysses };
 // The training framework whose conventions a plan follows: which dtype it keeps parameters, gradients and
 // optimizer states in and which dtype it reduces gradients in (spec/framework.hpp).
 enum class Framework { megatron, deepspeed, fsdp2, zeropp };
+// How a plan overlaps its tensor-parallel communication with the GEMMs next to it (analytic/tp_overlap.hpp):
+//   none         the framework's plain path: Megatron's sequence-parallel all-gathers and reduce-scatters on the
+//                critical path, except the two it issues asynchronously in the backward of a column-parallel
+//                linear (LinearWithGradAccumulationAndAsyncCommunication: the input's re-gather under the dgrad
+//                GEMM, the dgrad's reduce-scatter under the wgrad GEMM)
+//   userbuffers  Megatron's --tp-comm-overlap through TransformerEngine's userbuffers (comm_gemm_overlap.cpp):
+//                chunked ring-exchange all-gathers under the GEMMs they feed, pipelined reduce-scatters under the
+//                GEMMs that produce them, bulk overlaps in the backward; needs CUDA multicast (compute capability
+//                9.0+; older GPUs fall back to a slower CUDA-IPC path, TE's examples/pytorch/comm_gemm_overlap
+//                README, which is not modelled and so refused)
+//   async_tp     PyTorch's async tensor parallelism (torchtitan, torch.compile with symmetric memory): the
+//                matmuls decomposed per rank with copy-engine transfers (fused_all_gather_matmul,
+//                fused_matmul_reduce_scatter in torch/distributed/_symmetric_memory)
+enum class TpCommOverlap { none, userbuffers, async_tp };
 
 struct ParallelSpec {
   Strategy strategy = Strategy::zeropp_b;
@@ -57,10 +71,9 @@ struct ParallelSpec {
   // The gradient sync across data parallelism overlaps the backward (PyTorch DDP buckets, Megatron's
   // --overlap-grad-reduce); false: it starts after the rank's whole backward (Megatron's 2021 "local" DDP).
   bool overlap_grad_reduce = true;
-  // Megatron's --tp-comm-overlap (needs sequence parallelism): each TP all-gather runs under the column-parallel
-  // GEMM it feeds and each reduce-scatter under the row-parallel GEMM that produces it, chunk by chunk; only what
-  // outlasts its GEMM is exposed. A cost-model setting: the trainer runs the same TP collectives either way.
-  bool tp_comm_overlap = false;
+  // How the TP communication overlaps the GEMMs (needs sequence parallelism; TpCommOverlap above). A cost-model
+  // setting: the trainer runs the same TP collectives either way.
+  TpCommOverlap tp_comm_overlap = TpCommOverlap::none;
   // Megatron's --overlap-param-gather (distributed optimizer): the parameter all-gather after the dp-sharded step
   // runs under the next iteration's first forward instead of before it.
   bool overlap_param_gather = false;
@@ -70,6 +83,10 @@ struct ParallelSpec {
   // the split is even, or Megatron's with the embedding and the loss counted as layers (spec/stage_layout.hpp).
   int first_stage_layers = 0;
   int last_stage_layers = 0;
+  // The fraction of the GPU operation table's rates (spec/gpu_ops.hpp) the framework's kernels sustain in a training
+  // step, in (0, 1]; absent: the framework's fitted value (framework_kernel_efficiency, framework.hpp). Used only on
+  // profiles with an operation table (analytic/time_model.cpp).
+  std::optional<double> kernel_efficiency;
 
   // Exact once validate() accepted the spec: it bounds the world and the global batch (limits.hpp).
   int world() const { return tp * z * cp * pp * dp; }

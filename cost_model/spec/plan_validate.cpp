@@ -5,6 +5,7 @@
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/printable.hpp"
@@ -73,6 +74,10 @@ void validate(const Plan& plan) {
                                 tp_inner ? "tensor-parallel" : "ZeRO-3"));
   check_gpu_count("parallel", p.cp > 1 ? "parallel: world tp*z*cp*pp*dp" : "parallel: world tp*z*pp*dp", p.world(),
                   c);
+  const std::string why = tp_overlap_unavailable(p.tp_comm_overlap, c);
+  if (!why.empty())
+    throw SpecError("parallel.tp_comm_overlap", fmt::format("parallel.tp_comm_overlap={} cannot run on cluster {}: {}",
+                                                            to_string(p.tp_comm_overlap), c.name, why));
 }
 
 void validate(const Experiment& e) {

@@ -199,10 +199,11 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
     throw SpecError("parallel.recompute",
                     "parallel.recompute=selective: the trainer recomputes whole chunks (full) or nothing (none); "
                     "flash attention already recomputes its scores in the backward");
-  if (p.tp_comm_overlap)
+  if (p.tp_comm_overlap != TpCommOverlap::none)
     throw SpecError("parallel.tp_comm_overlap",
-                    "parallel.tp_comm_overlap=true: the trainer runs each tensor-parallel collective before or after "
-                    "its GEMM, never under it (state false)");
+                    "parallel.tp_comm_overlap=" + to_string(p.tp_comm_overlap) +
+                        ": the trainer runs each tensor-parallel collective before or after its GEMM, never under it "
+                        "(state none)");
   if (p.strategy == Strategy::zero3 && p.tp > 1)
     throw SpecError("parallel.tp", fmt::format("parallel.tp={} with parallel.strategy=zero3: the trainer shards pure "
                                                "ZeRO-3 without tensor parallelism (state tp 1)",
@@ -265,7 +266,9 @@ const std::vector<KeySupport>& key_support() {
       {"parallel.dtype", "executed: fp32 on the cpu backend, bf16 on cuda; refused otherwise"},
       {"parallel.grad_reduce", "executed"},
       {"parallel.overlap_grad_reduce", "executed where the cost model prices one bucket per stage; refused otherwise"},
-      {"parallel.tp_comm_overlap", "refused when true"},
+      {"parallel.tp_comm_overlap", "refused unless none"},
+      {"parallel.kernel_efficiency", "a cost-model figure (the framework's kernels' share of the GPU's rates, "
+                                     "spec/framework.hpp): the trainer runs its own kernels"},
       {"parallel.overlap_param_gather", "refused when true"},
       {"parallel.first_stage_layers", "executed: the first pipeline rank's layers (uneven stages)"},
       {"parallel.last_stage_layers", "executed: the last pipeline rank's layers (uneven stages)"},

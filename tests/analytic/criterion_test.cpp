@@ -121,7 +121,11 @@ TEST(Criterion, TheModelsOwnLayer) {
 // same either way.
 TEST(CriterionTime, TpRuleOfThePlanItIsComparedWith) {
   const ModelSpec m = test::gpt(4, 4096, 32, 2048, 8192);
-  const ClusterSpec c = test::round_cluster();
+  ClusterSpec c = test::round_cluster();
+  // A GPU that runs Megatron's userbuffers (compute capability 9.0+, its SMs known: spec/framework.hpp).
+  c.gpu = GpuOps{};
+  c.gpu->sm_count = {132, Provenance::nominal};
+  c.gpu->compute_capability = {9.0, Provenance::nominal};
   const CriterionTime plain = criterion_time(m, c, 1, 4, Dtype::bf16, {});
   const CriterionTime sp = criterion_time(m, c, 1, 4, Dtype::bf16, {.sequence_parallel = true});
   const CriterionTime overlapped =
@@ -136,7 +140,7 @@ TEST(CriterionTime, TpRuleOfThePlanItIsComparedWith) {
   p.parallel.strategy = Strategy::three_d;
   p.parallel.tp = 8;
   p.parallel.sequence_parallel = true;
-  p.parallel.tp_comm_overlap = true;
+  p.parallel.tp_comm_overlap = TpCommOverlap::userbuffers;
   const ActionCosts a = action_costs(p);
   EXPECT_NEAR(overlapped.tp_exposed_s, 4 * 8 * (a.tp_f + a.tp_b), 1e-15);
 }

@@ -50,9 +50,14 @@ TEST(Estimate, ThroughputFollowsFromIterationTime) {
                    e.time_s.tp_exposed + e.time_s.pp_exposed + e.time_s.zero_exposed + e.time_s.dp_exposed);
   // 1 x 16 x 8 x 2 = 256 sequences of 2048 tokens over 32 GPUs.
   EXPECT_DOUBLE_EQ(e.throughput.tokens_per_s, 256.0 * 2048 / t);
+  // MFU counts causal attention (half of s x s), mfu_full_attention the full s x s; the plan's GPT layer runs
+  // unfused attention over the full s x s and recomputes nothing, so it executes the full count.
   const double model_flops = model_flops_per_iteration(plan.model, 256);
-  EXPECT_DOUBLE_EQ(e.throughput.mfu, model_flops / (t * 32 * 100e12));
-  EXPECT_DOUBLE_EQ(e.throughput.tflops_per_gpu, model_flops / (t * 32) / 1e12);  // no recompute: same FLOPs
+  ASSERT_EQ(plan.model.attention_kind(), AttentionKind::unfused);
+  EXPECT_DOUBLE_EQ(e.throughput.mfu,
+                   model_flops_per_iteration(plan.model, 256, AttentionCount::causal) / (t * 32 * 100e12));
+  EXPECT_DOUBLE_EQ(e.throughput.mfu_full_attention, model_flops / (t * 32 * 100e12));
+  EXPECT_DOUBLE_EQ(e.throughput.tflops_per_gpu, model_flops / (t * 32) / 1e12);
   EXPECT_GT(e.time_s.bubble, 0);
   EXPECT_GT(e.time_s.zero_exposed, 0);  // at least the first gather
   EXPECT_EQ(e.time_s.tp_exposed, 0);    // TP-free

@@ -68,6 +68,25 @@ TEST(FormulasCollectives, CollectiveTimePicksTheLinkAndTheCalibratedFit) {
   EXPECT_NEAR(collective_time(c, Collective::send_recv, 2, 4, 1e8), 5e-6 + 1e-3, 1e-12);
 }
 
+// A group that crosses nodes with k of its GPUs in each node spreads over their k NICs (one NCCL ring per NIC):
+// the per-GPU inter-node rate times k, up to the NVLink rate; one GPU per node keeps the per-GPU rate.
+TEST(FormulasCollectives, CrossingGroupsUseEveryNicOfTheirNodes) {
+  ClusterSpec c = four_nodes_of_eight();
+  EXPECT_EQ(members_per_node(c, 32, 1), 8);
+  EXPECT_EQ(members_per_node(c, 16, 2), 4);
+  EXPECT_EQ(members_per_node(c, 4, 8), 1);
+  EXPECT_EQ(members_per_node(c, 8, 1), 8);  // inside a node: the group itself
+  // 32 GPUs, 8 per node: 4 x 25 GB/s = 100 GB/s, the NVLink rate: all-gather of 3.2 GB, 31 steps of 20 us + M/(n beta).
+  EXPECT_NEAR(collective_time(c, Collective::all_gather, 32, 1, 3.2e9), 31 * (20e-6 + 3.2e9 / 32 / 100e9), 1e-12);
+  // 16 GPUs two apart (4 per node): 4 NICs = 100 GB/s.
+  EXPECT_NEAR(collective_time(c, Collective::reduce_scatter, 16, 2, 1.6e9), 15 * (20e-6 + 1.6e9 / 16 / 100e9), 1e-12);
+  // 8 GPUs 4 apart (2 per node): 50 GB/s.
+  EXPECT_NEAR(collective_time(c, Collective::all_gather, 8, 4, 8e8), 7 * (20e-6 + 8e8 / 8 / 50e9), 1e-12);
+  // A per-NIC fit scales the same way; a measured table for the exact group is used as measured.
+  c.collectives["inter"]["all_gather"] = CollectiveFit{20e-6, 20e9, {}};
+  EXPECT_NEAR(collective_time(c, Collective::all_gather, 8, 4, 8e8), 7 * (20e-6 + 8e8 / 8 / 40e9), 1e-12);
+}
+
 TEST(FormulasCollectives, PlanGroupsFollowTheRankOrder) {
   ParallelSpec p;
   p.tp = 1;

@@ -537,7 +537,8 @@ TEST(Model, PlanKeysRefusedForTheBackend) {
     return plan_from_json(nlohmann::json::parse(R"({"model": {"name": "m", "layers": 4, "hidden": 32, "heads": 4,
         "seq_len": 16, "vocab": 64, "mlp": "swiglu"}, "cluster": {"name": "c", "nodes": 2, "gpus_per_node": 4,
         "peak_tflops": {"fp32": 1, "bf16": 2}, "memory_gib": 4, "intra": {"bandwidth_GBps": 5, "latency_us": 2},
-        "inter": {"bandwidth_GBps": 5, "latency_us": 2}}, "parallel": )" +
+        "inter": {"bandwidth_GBps": 5, "latency_us": 2}, "gpu": {"sm_count": {"value": 132, "provenance": "nominal"},
+        "compute_capability": {"value": 9.0, "provenance": "nominal"}}}, "parallel": )" +
                                                 parallel + "}"));
   };
   auto refused = [](const Plan& p, bool cpu) {

@@ -78,8 +78,11 @@ TEST_F(ValidationCache, NoCacheFolderNoCache) {
 }
 
 TEST(ValidationSets, OfTheExperimentsGpu) {
-  EXPECT_EQ(validation_sets_for(load_cluster("dgx-h100")), std::vector<std::string>{"megatron_core_h100"});
-  EXPECT_EQ(validation_sets_for(load_cluster("dgx-a100-80gb")), std::vector<std::string>{"narayanan2021"});
+  // Every set measured on the GPU, whatever its framework (llm-foundry's MPT sets with PyTorch FSDP beside Megatron's).
+  EXPECT_EQ(validation_sets_for(load_cluster("dgx-h100")),
+            (std::vector<std::string>{"megatron_core_h100", "mpt_fsdp_h100"}));
+  EXPECT_EQ(validation_sets_for(load_cluster("dgx-a100-80gb")),
+            (std::vector<std::string>{"mpt_fsdp_a100", "narayanan2021"}));
   // H200: the H100's peak, more memory: another GPU, no set.
   EXPECT_TRUE(validation_sets_for(load_cluster("dgx-h200")).empty());
   // A profile calibrated on the H100 base keeps its peaks and memory: the H100 set is its set.

@@ -50,7 +50,10 @@ TEST(PlanMemory, OneFOneBPeakEqualsTheClosedForm) {
 
 // Flash attention recomputes its scores in its own backward, so selective recomputation has nothing to do:
 // the RECOMPUTE actions cost no time and rebuild no bytes, and the simulated run matches the one without.
-TEST(PlanMemory, FlashSelectiveRecomputeIsFree) {
+// With FlashAttention selective recomputation stores what no recomputation stores (the kernel keeps no s x s
+// tensor) but still costs what the framework reruns: Megatron's checkpointed core attention reruns the attention
+// kernel's forward before its backward (spec/framework.hpp, selective_recompute).
+TEST(PlanMemory, FlashSelectiveRecomputeSavesNoMemoryButCostsTime) {
   Plan plan = plan_of(Strategy::pp_zero1, ScheduleKind::one_f_one_b, 1, 1, 8, 1);
   plan.model = load_model("llama2-7b");
   ASSERT_EQ(plan.model.attention_kind(), AttentionKind::flash);
@@ -58,12 +61,13 @@ TEST(PlanMemory, FlashSelectiveRecomputeIsFree) {
   plan.parallel.recompute = Recompute::selective;
   const ActionCosts costs = costs_from_plan(plan);
   for (const StageCost& s : costs.stages) {
-    EXPECT_EQ(s.recompute, 0);
+    EXPECT_GT(s.recompute, 0);
+    EXPECT_LT(s.recompute, 0.2 * s.f);  // the attention forward, not the layer
     EXPECT_EQ(s.recompute_bytes, 0);
     EXPECT_EQ(s.checkpoint_bytes, s.activation_bytes);
   }
   const SimResult selective = simulate_plan(plan);
-  EXPECT_DOUBLE_EQ(selective.makespan, none.makespan);
+  EXPECT_GT(selective.makespan, none.makespan);
   for (int rank = 0; rank < plan.parallel.pp; ++rank)
     EXPECT_DOUBLE_EQ(selective.ranks[rank].peak_memory_bytes, none.ranks[rank].peak_memory_bytes);
   // Unfused, selective recomputation costs time and saves memory.

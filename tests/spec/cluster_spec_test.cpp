@@ -232,21 +232,54 @@ TEST(ClusterSpec, NumbersAreFiniteAndPlausible) {
                     "cluster.optimizer_Mparams_per_s=inf must be a finite number in [1e-06, 1e+09]");
 }
 
-// comm_compute_contention: absent 0 (and absent from the JSON written back), read and written back when given,
-// outside [0, 1] refused by name.
-TEST(ClusterSpec, CommComputeContention) {
+// The operation table (gpu_ops.hpp): absent by default (and from the JSON written back), read and written back
+// entry by entry with its provenance, bad entries refused by name; the old top-level comm_compute_contention says
+// where it went.
+TEST(ClusterSpec, GpuOperationTable) {
   json j = small_cluster();
-  EXPECT_EQ(cluster_from_json(j).comm_compute_contention, 0);
-  EXPECT_FALSE(to_json(cluster_from_json(j)).contains("comm_compute_contention"));
-  j["comm_compute_contention"] = 0.189;
+  EXPECT_FALSE(cluster_from_json(j).gpu.has_value());
+  EXPECT_FALSE(to_json(cluster_from_json(j)).contains("gpu"));
+  j["gpu"] = json::parse(R"({"sm_count": {"value": 132, "provenance": "nominal"},
+      "nccl_contention": {"value": 0.189, "provenance": "published"},
+      "attention": {"provenance": "measured", "points": [
+          {"head_dim": 128, "seq_len": 1024, "forward": 0.5, "backward": 0.4},
+          {"head_dim": 128, "seq_len": 4096, "forward": 0.6, "backward": 0.5}]}})");
   const ClusterSpec c = cluster_from_json(j);
-  EXPECT_DOUBLE_EQ(c.comm_compute_contention, 0.189);
+  ASSERT_TRUE(c.gpu.has_value());
+  EXPECT_EQ(c.gpu->sm_count.value, 132);
+  EXPECT_EQ(c.gpu->nccl_contention.provenance, Provenance::published);
+  EXPECT_EQ(c.gpu->attention.provenance, Provenance::measured);
+  EXPECT_FALSE(c.gpu->matmul_efficiency.known());
   EXPECT_EQ(cluster_from_json(to_json(c)), c);
-  j["comm_compute_contention"] = -0.1;
-  EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.comm_compute_contention",
-                    "cluster.comm_compute_contention=-0.1 must be in [0, 1]");
-  j["comm_compute_contention"] = "high";
-  EXPECT_THROW(cluster_from_json(j), SpecError);
+  // Half way in log2(seq) between 1024 and 4096; the nearest head dim is used; clamped at the ends.
+  EXPECT_NEAR(attention_efficiency(c.gpu->attention, 128, 2048).forward, 0.55, 1e-12);
+  EXPECT_NEAR(attention_efficiency(c.gpu->attention, 64, 2048).backward, 0.45, 1e-12);
+  EXPECT_EQ(attention_efficiency(c.gpu->attention, 128, 65536).forward, 0.6);
+
+  json bad = j;
+  bad["gpu"]["sm_cnt"] = json::parse(R"({"value": 1, "provenance": "nominal"})");
+  EXPECT_SPEC_ERROR(cluster_from_json(bad), "cluster.gpu.sm_cnt",
+                    "cluster.gpu.sm_cnt: unknown key (allowed: sm_count, compute_capability, nccl_contention, "
+                    "matmul_efficiency, gemm_tile_rows, gemm_tile_cols, hbm_efficiency, power_limit_w, attention)");
+  bad = j;
+  bad["gpu"]["nccl_contention"]["value"] = 1.5;
+  EXPECT_SPEC_ERROR(cluster_from_json(bad), "cluster.gpu.nccl_contention.value",
+                    "cluster.gpu.nccl_contention.value=1.5 must be a finite number in [1e-06, 1]");
+  bad = j;
+  bad["gpu"]["sm_count"]["provenance"] = "guessed";
+  EXPECT_THROW(cluster_from_json(bad), SpecError);
+  bad = j;
+  std::swap(bad["gpu"]["attention"]["points"][0], bad["gpu"]["attention"]["points"][1]);
+  EXPECT_THROW(cluster_from_json(bad), SpecError);
+  bad = j;
+  bad["gpu"]["gemm_tile_rows"] = json::parse(R"({"value": 128, "provenance": "nominal"})");
+  EXPECT_SPEC_ERROR(cluster_from_json(bad), "cluster.gpu.gemm_tile_cols",
+                    "cluster.gpu.gemm_tile_rows and cluster.gpu.gemm_tile_cols are given together or not at all");
+  bad = small_cluster();
+  bad["comm_compute_contention"] = 0.189;
+  EXPECT_SPEC_ERROR(cluster_from_json(bad), "cluster.comm_compute_contention",
+                    "cluster.comm_compute_contention is now cluster.gpu.nccl_contention: {\"value\": ..., "
+                    "\"provenance\": ...}");
 }
 
 }  // namespace

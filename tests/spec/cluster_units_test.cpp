@@ -183,9 +183,9 @@ TEST(ClusterProvenance, NominalUnlessStated) {
   EXPECT_EQ(c.provenance.gemm, Provenance::nominal);
   EXPECT_EQ(to_json(c).at("provenance"), (json{{"gemm", "nominal"}, {"collectives", "published"}}));
   EXPECT_EQ(cluster_from_json(to_json(c)), c);
-  j["provenance"] = {{"gemm", "measured"}};
+  j["provenance"] = {{"gemm", "guessed"}};
   EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.provenance.gemm",
-                    "cluster.provenance.gemm=\"measured\" must be one of nominal, published, calibrated");
+                    "cluster.provenance.gemm=\"guessed\" must be one of nominal, published, calibrated, measured");
   j["provenance"] = {{"network", "published"}};
   EXPECT_SPEC_ERROR(cluster_from_json(j), "cluster.provenance.network",
                     "cluster.provenance.network: unknown key (allowed: gemm, collectives, base, entries)");
@@ -212,7 +212,9 @@ TEST(ClusterZoo, TodaysMachines) {
   EXPECT_EQ(nvl72.fp8_peak_flops, 5000e12);
   EXPECT_EQ(nvl72.memory_bytes, 189471.0 * (1 << 20));
   EXPECT_EQ(nvl72.intra.bandwidth, 900e9);
-  EXPECT_EQ(nvl72.provenance, ClusterProvenance{});
+  // GEMMs from the operation table's published MAMF; collectives on the nominal link rates.
+  EXPECT_EQ(nvl72.provenance, (ClusterProvenance{Provenance::published, Provenance::nominal}));
+  EXPECT_EQ(nvl72.gpu->matmul_efficiency.provenance, Provenance::published);
   const ClusterSpec cpu = load_cluster("local-cpu");
   EXPECT_EQ(cpu.provenance.collectives, Provenance::calibrated);
   EXPECT_EQ(cpu.provenance.gemm, Provenance::calibrated);

@@ -52,6 +52,52 @@ TEST(ParallelSpec, RoundTrips) {
   EXPECT_EQ(parallel_from_json(to_json(d)), d);
 }
 
+// tp_comm_overlap: true names the framework's own overlap, a string names one; what a framework does not run, an
+// unknown kind and an overlap without SP are refused by name.
+TEST(ParallelSpec, TpCommOverlapKinds) {
+  const json base = {{"strategy", "3d"}, {"tp", 8}, {"sequence_parallel", true}};
+  json j = base;
+  j["tp_comm_overlap"] = true;
+  EXPECT_EQ(parallel_from_json(j).tp_comm_overlap, TpCommOverlap::userbuffers);
+  EXPECT_EQ(parallel_from_json(to_json(parallel_from_json(j))), parallel_from_json(j));
+  j["framework"] = "fsdp2";
+  EXPECT_EQ(parallel_from_json(j).tp_comm_overlap, TpCommOverlap::async_tp);
+  j["tp_comm_overlap"] = "async_tp";
+  EXPECT_EQ(parallel_from_json(j).tp_comm_overlap, TpCommOverlap::async_tp);
+  j["tp_comm_overlap"] = false;
+  EXPECT_EQ(parallel_from_json(j).tp_comm_overlap, TpCommOverlap::none);
+  j = base;
+  j["tp_comm_overlap"] = "flux";
+  EXPECT_SPEC_ERROR(parallel_from_json(j), "parallel.tp_comm_overlap",
+                    "parallel.tp_comm_overlap=\"flux\" must be one of none, userbuffers, async_tp");
+  j["tp_comm_overlap"] = "async_tp";
+  EXPECT_SPEC_ERROR(parallel_from_json(j), "parallel.tp_comm_overlap",
+                    "parallel.tp_comm_overlap=async_tp: framework megatron runs userbuffers");
+  j["tp_comm_overlap"] = true;
+  j["framework"] = "deepspeed";
+  EXPECT_SPEC_ERROR(parallel_from_json(j), "parallel.tp_comm_overlap",
+                    "parallel.tp_comm_overlap=true: framework deepspeed has no TP communication overlap");
+  j = base;
+  j["sequence_parallel"] = false;
+  j["tp_comm_overlap"] = "userbuffers";
+  EXPECT_SPEC_ERROR(parallel_from_json(j), "parallel.tp_comm_overlap",
+                    "parallel.tp_comm_overlap=userbuffers needs parallel.tp > 1 and parallel.sequence_parallel=true "
+                    "(it overlaps the sequence-parallel all-gathers and reduce-scatters)");
+}
+
+// kernel_efficiency: the framework's fitted value unless the plan gives its own, in (0, 1], written as in effect.
+TEST(ParallelSpec, KernelEfficiency) {
+  json j = {{"strategy", "3d"}, {"tp", 2}};
+  EXPECT_FALSE(parallel_from_json(j).kernel_efficiency.has_value());
+  j["kernel_efficiency"] = 0.5;
+  const ParallelSpec p = parallel_from_json(j);
+  EXPECT_EQ(p.kernel_efficiency, 0.5);
+  EXPECT_EQ(parallel_from_json(to_json(p)), p);
+  j["kernel_efficiency"] = 1.5;
+  EXPECT_SPEC_ERROR(parallel_from_json(j), "parallel.kernel_efficiency",
+                    "parallel.kernel_efficiency=1.5 must be in (0, 1]");
+}
+
 TEST(ParallelSpec, StrategyIsRequired) {
   EXPECT_SPEC_ERROR(parallel_from_json(json::object()), "parallel.strategy", "parallel.strategy is required");
 }
@@ -63,7 +109,7 @@ TEST(ParallelSpec, RejectsUnknownKeyAndEnumValues) {
                     "parallel.chunks: unknown key (allowed: strategy, tp, pp, dp, z, zero_stage, v, schedule, "
                     "micro_batch, micro_batches, unit, allow_ragged_units, recompute, sequence_parallel, dtype, "
                     "grad_reduce, overlap_grad_reduce, tp_comm_overlap, overlap_param_gather, framework, reduce_dtype, "
-                    "first_stage_layers, last_stage_layers, cp, cp_kind)");
+                    "kernel_efficiency, first_stage_layers, last_stage_layers, cp, cp_kind)");
   j = zeropp_plan();
   j["recompute"] = "partial";
   EXPECT_SPEC_ERROR(parallel_from_json(j), "parallel.recompute",

@@ -1,0 +1,40 @@
+#pragma once
+// Seconds of one operation on one GPU, from the GPU's operation table (spec/gpu_ops.hpp) where the profile has one,
+// else from the profile's older scalars (gemm_efficiency or a calibrated gemm_table, flash_attention_efficiency,
+// memory_bandwidth at its datasheet rate). The time model (time_model.hpp) prices every GEMM, attention kernel and
+// memory-bound kernel through here, so two GPUs differ only through their entries.
+//
+// A GEMM of an m x n output (count of them, batched), k deep, e bytes per element:
+//   compute   2mnk count / (peak x matmul_efficiency x utilization), where utilization is the tile and wave
+//             quantization of the matmul kernel (NVIDIA, "Matrix Multiplication Background User's Guide", Deep
+//             Learning Performance documentation: tile quantization, wave quantization): the output is cut into
+//             gemm_tile_rows x gemm_tile_cols tiles (the better of the two orientations), tiles run one per SM per
+//             wave, so utilization = useful outputs / (tiles x tile size) x tiles / (waves x sm_count); a GEMM of
+//             fewer tiles than SMs is split along k (split-K, slices of at least 256) to fill the waves;
+//   memory    e (mk + kn + mn) count / (HBM bandwidth x hbm_efficiency): a GEMM cannot beat reading its operands
+//             and writing its output once (the roofline: small-k GEMMs of tensor-parallel shards are bound here);
+//   time      the larger of the two.
+// matmul_efficiency is the largest rate a matmul sweep reaches (MAMF: it already includes the clock the GPU holds
+// at its power limit), so a well-shaped large GEMM runs at it and a badly shaped one below.
+// A calibrated gemm_table for the dtype (measured on the machine) takes precedence over the operation table.
+#include "cost_model/analytic/flops.hpp"
+#include "cost_model/spec/config.hpp"
+
+namespace zeropp::analytic {
+
+// Tile and wave quantization of an m x n output k deep (count of them) on the profile's GPU: in (0, 1]; 1 without
+// tiles.
+double gemm_utilization(const ClusterSpec& cluster, double m, double n, double k, double count);
+
+// Seconds of the GEMM g (all g.count of them) in `dtype`.
+double gemm_time(const ClusterSpec& cluster, Dtype dtype, const Gemm& g);
+
+// Seconds a memory-bound kernel takes to read and write `bytes`: at memory_bandwidth x hbm_efficiency; 0 when the
+// profile does not know its HBM bandwidth.
+double memory_time(const ClusterSpec& cluster, double bytes);
+
+// FlashAttention's rate for a model's head dimension and sequence length: the operation table's attention points
+// (gpu_ops.hpp, attention_efficiency), else the profile's flash_attention_efficiency.
+FlashEfficiency attention_rate(const ClusterSpec& cluster, const ModelSpec& model);
+
+}  // namespace zeropp::analytic

@@ -160,11 +160,21 @@ double collective_time(const ClusterSpec& cluster, Collective c, int group_size,
 
 Group tp_group(const ParallelSpec& parallel) { return Group{parallel.tp, 1}; }
 Group zero_group(const ParallelSpec& parallel) { return Group{parallel.z, 1}; }
-Group pp_group(const ParallelSpec& parallel) { return Group{parallel.pp, parallel.tp * parallel.z}; }
-Group dp_group(const ParallelSpec& parallel) { return Group{parallel.dp, parallel.tp * parallel.z * parallel.pp}; }
+Group cp_group(const ParallelSpec& parallel) { return Group{parallel.cp, parallel.tp * parallel.z}; }
+Group pp_group(const ParallelSpec& parallel) { return Group{parallel.pp, parallel.tp * parallel.z * parallel.cp}; }
+Group dp_group(const ParallelSpec& parallel) {
+  return Group{parallel.dp, parallel.tp * parallel.z * parallel.cp * parallel.pp};
+}
 Group data_parallel_group(const ParallelSpec& parallel) {
-  if (parallel.dp == 1) return zero_group(parallel);
-  return Group{parallel.z * parallel.dp, parallel.tp * parallel.pp};
+  // z and cp are adjacent in rank order (one of tp and z is 1): z*cp GPUs tp apart.
+  if (parallel.dp == 1) return parallel.cp == 1 ? zero_group(parallel) : Group{parallel.z * parallel.cp, parallel.tp};
+  return Group{parallel.z * parallel.cp * parallel.dp, parallel.tp * parallel.pp};
+}
+// The dp copies of a z group together with its cp ranks (cp*dp GPUs); the dp dimension alone without CP.
+Group dp_cp_group(const ParallelSpec& parallel) {
+  if (parallel.cp == 1) return dp_group(parallel);
+  if (parallel.dp == 1) return cp_group(parallel);
+  return Group{parallel.cp * parallel.dp, parallel.tp * parallel.z * parallel.pp};
 }
 Group shard_group(const ParallelSpec& parallel) {
   const DataParallelSync d = data_parallel_sync(parallel);
@@ -174,7 +184,7 @@ Group shard_group(const ParallelSpec& parallel) {
 Group dp_sync_group(const ParallelSpec& parallel) {
   const DataParallelSync d = data_parallel_sync(parallel);
   if (d.mode == DpSyncMode::none) return Group{};
-  return d.replicas_span_z ? data_parallel_group(parallel) : dp_group(parallel);
+  return d.replicas_span_z ? data_parallel_group(parallel) : dp_cp_group(parallel);
 }
 
 }  // namespace zeropp::analytic

@@ -68,8 +68,9 @@ struct Group {
 };
 Group tp_group(const ParallelSpec& parallel);    // size tp, stride 1
 Group zero_group(const ParallelSpec& parallel);  // size z, stride 1 (the intra-node ZeRO-3 group)
-Group pp_group(const ParallelSpec& parallel);    // size pp, stride tp*z; p2p neighbours are one stride apart
-Group dp_group(const ParallelSpec& parallel);    // size dp, stride tp*z*pp
+Group cp_group(const ParallelSpec& parallel);    // size cp, stride tp*z (Megatron's tp-cp order)
+Group pp_group(const ParallelSpec& parallel);    // size pp, stride tp*z*cp; p2p neighbours are one stride apart
+Group dp_group(const ParallelSpec& parallel);    // size dp, stride tp*z*cp*pp
 // All data-parallel replicas of a stage: z*dp GPUs (pure ZeRO-3, or DP across every replica). Its members
 // are not equally strided when both z and dp > 1: it is then reported as size z*dp, stride tp*pp, so that
 // size*stride is the block of ranks it occupies and group_crosses_nodes() answers as for the real group

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cost_model/analytic/params.hpp"
+#include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/strategy.hpp"
@@ -37,9 +38,11 @@ double ring_share(int n) { return n > 1 ? static_cast<double>(n - 1) / n : 0.0; 
 // traffic it has, and whether it syncs a tied embedding. Every parameter-driven term is linear in Psi.
 struct PlanComm {
   int p = 1, v = 1;
-  double layer_psi = 0, embedding_psi = 0, head_psi = 0;  // per TP rank
-  double tp_layers = 0;                                   // TP bytes of the rank's layers
+  StageLayout layout;                                     // layers per virtual stage
+  double psi_per_layer = 0, embedding_psi = 0, head_psi = 0;  // per TP rank
+  double tp_per_layer = 0, tp_scale = 0;  // TP bytes of one layer of the rank: tp_per_layer x tp_scale
   double tp_edge = 0;      // TP bytes of the embedding (first rank) or the LM head (last rank)
+  double cp_per_layer = 0;  // CP bytes of one layer, all micro-batches
   double pp_per_send = 0;  // bytes of one send per micro-batch, all micro-batches
   double zero_per_param = 0;
   // ZeroPP keeps a rank's last chunk gathered from its last forward into its first backward of a unit (no
@@ -54,23 +57,44 @@ PlanComm plan_comm(const Plan& plan) {
   const ParallelSpec& par = plan.parallel;
   const int p = par.pp, v = par.v, t = par.tp, B = par.micro_batches;
   const double e = element_bytes(par.dtype);
-  const double bsh = static_cast<double>(par.micro_batch) * m.seq_len * m.hidden;
+  const ModelSpec local = cp_rank_model(m, par.cp);  // a CP rank's s/cp tokens
+  const double bsh = static_cast<double>(par.micro_batch) * local.seq_len * m.hidden;
   PlanComm c;
   c.p = p;
   c.v = v;
-  const StageParams first = rank_params(m, p, v, 0, t);
-  const StageParams last = rank_params(m, p, v, p - 1, t);
-  c.layer_psi = static_cast<double>(first.layers);
-  c.embedding_psi = static_cast<double>(first.embedding);
-  c.head_psi = static_cast<double>(last.head);
+  const PipelineParams params = pipeline_params(m, stage_layout(m, par), t);
+  c.layout = params.layout;
+  c.psi_per_layer = static_cast<double>(params.per_layer);
+  c.embedding_psi = static_cast<double>(params.embedding);
+  c.head_psi = static_cast<double>(params.head);
 
   // Tensor parallelism: 4 all-reduces (or AG/RS pairs) of b*s*h per layer per micro-batch, 6 with full
   // recompute; the vocabulary-parallel embedding (forward) and LM head input (backward) add one each.
   if (t > 1) {
     const double per_layer = (par.recompute == Recompute::full ? 12.0 : 8.0) * bsh;
     const double scale = B * e * ring_share(t);
-    c.tp_layers = (m.layers / p) * per_layer * scale;
+    c.tp_per_layer = per_layer;
+    c.tp_scale = scale;
     c.tp_edge = 2.0 * bsh * scale;
+  }
+
+  // Context parallelism (spec/context_parallel.hpp), per layer and micro-batch. Ring: the forward passes the rank's
+  // K and V block on cp-1 times, the backward passes it with its gradient (2x) cp-1 times and returns the last
+  // dKV, and a full recompute passes it again: (3cp-2) blocks, (4cp-3) with full recompute. Ulysses: each
+  // all-to-all sends (cp-1)/cp of its buffer; Q, K, V and the output, forward and backward (and the forward's
+  // again with full recompute).
+  if (par.cp > 1) {
+    const double cp = par.cp;
+    const double tokens = static_cast<double>(par.micro_batch) * local.seq_len;
+    const double kv_width = static_cast<double>(m.kv_heads_or_heads()) * m.head_dim() / t;
+    const double forwards = par.recompute == Recompute::full ? 2 : 1;
+    if (par.cp_kind == CpKind::ring) {
+      const double kv = 2 * tokens * kv_width * e;
+      c.cp_per_layer = B * kv * ((cp - 1) * forwards + 2 * (cp - 1) + 1);
+    } else {
+      const double pass = tokens * (2.0 * m.hidden / t + 2 * kv_width) * e * (cp - 1) / cp;
+      c.cp_per_layer = B * pass * (forwards + 1);
+    }
   }
 
   // Pipeline p2p: b*s*h/t per send (split over the TP ranks), every micro-batch.
@@ -115,19 +139,22 @@ PlanComm plan_comm(const Plan& plan) {
 CommBytes rank_comm(const PlanComm& c, int r) {
   const bool holds_first = r == 0;
   const bool holds_last = r == c.p - 1;
-  const double psi = c.layer_psi + (holds_first ? c.embedding_psi : 0) + (holds_last ? c.head_psi : 0);
+  const double layers = c.layout.rank_layers(r);
+  const double layer_psi = layers * c.psi_per_layer;
+  const double psi = layer_psi + (holds_first ? c.embedding_psi : 0) + (holds_last ? c.head_psi : 0);
   CommBytes out;
-  out.tp = c.tp_layers + (holds_first ? c.tp_edge : 0) + (holds_last ? c.tp_edge : 0);
+  out.tp = layers * c.tp_per_layer * c.tp_scale + (holds_first ? c.tp_edge : 0) + (holds_last ? c.tp_edge : 0);
   // Each chunk sends its activation forward and its gradient back, except off the ends of the pipeline:
   // virtual stage 0 (chunk 0 of rank 0) sends no gradient, stage p*v-1 (chunk v-1 of rank p-1) no activation.
   const int sends = 2 * c.v - holds_first - holds_last;
   out.pp = c.p > 1 ? sends * c.pp_per_send : 0;
-  // Layers spread evenly over the rank's v chunks; the embedding sits in chunk 0, the head in chunk v-1.
-  const double last_chunk_psi =
-      c.layer_psi / c.v + (holds_first && c.v == 1 ? c.embedding_psi : 0) + (holds_last ? c.head_psi : 0);
+  // The rank's last chunk (virtual stage (v-1)p + r); the embedding sits in chunk 0, the head in chunk v-1.
+  const double last_chunk_psi = c.layout.stage_layers((c.v - 1) * c.p + r) * c.psi_per_layer +
+                                (holds_first && c.v == 1 ? c.embedding_psi : 0) + (holds_last ? c.head_psi : 0);
   out.zero = c.zero_per_param * (psi - last_chunk_psi) + c.zero_last_chunk_per_param * last_chunk_psi;
   out.dp = c.dp_per_param * psi + (holds_first || holds_last ? c.tied_sync : 0);
-  out.total = out.tp + out.pp + out.dp + out.zero;
+  out.cp = layers * c.cp_per_layer;
+  out.total = out.tp + out.pp + out.dp + out.zero + out.cp;
   return out;
 }
 

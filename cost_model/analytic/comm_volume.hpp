@@ -47,7 +47,8 @@ struct CommBytes {
   double pp = 0;
   double dp = 0;
   double zero = 0;
-  double total = 0;  // tp + pp + dp + zero
+  double cp = 0;     // context-parallel exchanges (ring KV passes or Ulysses all-to-alls); 0 without CP
+  double total = 0;  // tp + pp + dp + zero + cp
 };
 
 // Elements per layer per iteration, without ring factor and element size, for the criterion

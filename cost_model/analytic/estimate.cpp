@@ -38,8 +38,10 @@ nlohmann::json to_json(const Estimate& e) {
   const auto& c = e.comm_bytes;
   const auto& m = e.memory_bytes;
   const auto& t = e.time_s;
-  return {
-      {"comm_bytes", {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.dp}, {"zero", c.zero}, {"total", c.total}}},
+  nlohmann::json comm = {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.dp}, {"zero", c.zero}, {"total", c.total}};
+  if (c.cp > 0) comm["cp"] = c.cp;  // only with context parallelism: plans without it read as before
+  nlohmann::json j = {
+      {"comm_bytes", comm},
       {"memory_bytes",
        {{"params", m.params},
         {"grads", m.grads},
@@ -61,6 +63,7 @@ nlohmann::json to_json(const Estimate& e) {
       {"feasible", e.feasible},
       {"over_by_bytes", e.over_by_bytes},
   };
+  return j;
 }
 
 }  // namespace zeropp::analytic

@@ -95,7 +95,7 @@ double executed_flops_per_iteration(const Plan& plan) {
   const ParallelSpec& par = plan.parallel;
   const long long sequences = par.global_batch();
   double recomputed_layers = plan.model.layers;
-  if (!recomputes_last_stage(par.schedule)) recomputed_layers -= layers_per_virtual_stage(plan.model, par.pp, par.v);
+  if (!recomputes_last_stage(par.schedule)) recomputed_layers -= stage_layout(plan.model, par).stage_layers(par.pp * par.v - 1);
   const double per_sequence =
       plan.model.layers * layer_executed_flops(plan.model, 1).total() + lm_head_flops(plan.model, 1).total();
   return static_cast<double>(sequences) *

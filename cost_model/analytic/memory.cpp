@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cost_model/analytic/params.hpp"
+#include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/strategy.hpp"
 
@@ -191,31 +192,28 @@ int in_flight_chunk_microbatches(ScheduleKind kind, int p, int v, int r, int B, 
 
 namespace {
 
-ModelStateBytes plan_model_states(const ParallelSpec& par, double psi) {
-  const int replicas = par.z * par.dp;
-  const ModelStateBytes per_param = model_state_bytes_per_param(framework_precision(par));
-  const DataParallelSync sync = data_parallel_sync(par);
+ModelStateBytes plan_model_states(const ParallelSpec& par, const DataParallelSync& sync,
+                                  const ModelStateBytes& per_param, double psi) {
+  const int replicas = par.z * par.dp * par.cp;  // CP ranks hold copies too (strategy.hpp)
   if (sync.gather == ParamGather::none) return zero_model_states(psi, par.zero_stage, replicas, per_param);
   if (sync.shard_spans_dp) return zero_model_states(psi, 3, replicas, per_param);
-  // ZeRO-3 in the z group; the optimizer states also split across dp with ZeRO-1 (hybrid B).
-  return zeropp_model_states(psi, par.z, par.dp, par.zero_stage >= 1, per_param);
+  // ZeRO-3 in the z group; the optimizer states also split across dp (and cp) with ZeRO-1 (hybrid B).
+  return zeropp_model_states(psi, par.z, par.dp * par.cp, par.zero_stage >= 1, per_param);
 }
 
 // Gathered parameters (in the compute dtype) and unsharded gradients awaiting their reduce-scatter (in the
 // reduce dtype: FSDP2 casts its bf16 gradients to fp32 for the reduce-scatter) of the ZeRO-3 strategies.
-double plan_buffers(const Plan& plan, const StageParams& rank) {
+double plan_buffers(const Plan& plan, const DataParallelSync& sync, const FrameworkPrecision& precision,
+                    std::int64_t per_layer, const StageParams& rank) {
   const ParallelSpec& par = plan.parallel;
-  const FrameworkPrecision precision = framework_precision(par);
   const double param_bytes = element_bytes(precision.gather), grad_bytes = element_bytes(precision.reduce);
   const double psi = static_cast<double>(rank.total());
   const double chunk = psi / par.v;
-  const DataParallelSync sync = data_parallel_sync(par);
   if (sync.gather == ParamGather::none) return 0;  // the full gradient buffer is the model state's `grads`
   if (sync.shard_spans_dp) {
     // Pure ZeRO-3: layer-by-layer gather with one layer prefetched; the embedding is the largest unit when
     // V > 12h.
-    const double unit = static_cast<double>(std::max<std::int64_t>(layer_params_per_tp_rank(plan.model, par.tp).total(),
-                                                                   std::max(rank.embedding, rank.head)));
+    const double unit = static_cast<double>(std::max<std::int64_t>(per_layer, std::max(rank.embedding, rank.head)));
     return 2 * param_bytes * unit + grad_bytes * unit;
   }
   if (sync.gather == ParamGather::per_unit) {
@@ -233,7 +231,11 @@ namespace {
 
 // The rank-independent activation terms of a plan, worked out once.
 struct PlanActivations {
-  double per_chunk = 0;    // one chunk micro-batch: layers per chunk x bytes per layer
+  PipelineParams params;   // the split of the layers and the parameter counts per TP rank
+  DataParallelSync sync;   // data_parallel_sync(parallel)
+  FrameworkPrecision precision;
+  ModelStateBytes per_param;  // model-state bytes of one parameter
+  double bytes_per_layer = 0;  // activations of one layer, one micro-batch
   double rebuilt = 0;      // with recomputation: the one layer rebuilt at a time during a backward
   double first_extra = 0;  // per micro-batch on the first virtual stage
   double last_extra = 0;   // per micro-batch on the last virtual stage
@@ -243,37 +245,46 @@ PlanActivations plan_activations(const Plan& plan) {
   const ParallelSpec& par = plan.parallel;
   const ActivationOptions opt{par.micro_batch, par.tp, par.sequence_parallel, par.recompute, par.dtype};
   PlanActivations a;
-  const double kept = activation_bytes_per_layer(plan.model, opt);
-  a.per_chunk = layers_per_virtual_stage(plan.model, par.pp, par.v) * kept;
+  a.params = pipeline_params(plan.model, stage_layout(plan.model, par), par.tp);
+  a.sync = data_parallel_sync(par);
+  a.precision = framework_precision(par);
+  a.per_param = model_state_bytes_per_param(a.precision);
+  // A CP rank stores the activations of its s/cp tokens (flash attention: no s x s term to keep whole; the ring's
+  // KV blocks in flight live only inside the attention kernel's step and are not counted).
+  const ModelSpec local = cp_rank_model(plan.model, par.cp);
+  a.bytes_per_layer = activation_bytes_per_layer(local, opt);
+  const double kept = a.bytes_per_layer;
   if (par.recompute != Recompute::none) {
     ActivationOptions all = opt;
     all.recompute = Recompute::none;
-    a.rebuilt = activation_bytes_per_layer(plan.model, all) - kept;
+    a.rebuilt = activation_bytes_per_layer(local, all) - kept;
   }
-  a.first_extra = first_stage_extra_activation_bytes(plan.model, opt);
-  a.last_extra = last_stage_extra_activation_bytes(plan.model, opt);
+  a.first_extra = first_stage_extra_activation_bytes(local, opt);
+  a.last_extra = last_stage_extra_activation_bytes(local, opt);
   return a;
 }
 
 MemoryBytes rank_memory(const Plan& plan, const PlanActivations& act, int pp_rank) {
   const ParallelSpec& par = plan.parallel;
   const int p = par.pp, v = par.v;
-  const StageParams rank = rank_params(plan.model, p, v, pp_rank, par.tp);
+  const StageParams rank = act.params.rank(pp_rank);
 
   MemoryBytes mem;
-  const ModelStateBytes states = plan_model_states(par, static_cast<double>(rank.total()));
+  const ModelStateBytes states = plan_model_states(par, act.sync, act.per_param, static_cast<double>(rank.total()));
   mem.params = states.params;
   mem.grads = states.grads;
   mem.optimizer = states.optimizer;
 
   const int in_flight = in_flight_chunk_microbatches(par.schedule, p, v, pp_rank, par.micro_batches, par.unit);
-  mem.activations = in_flight * act.per_chunk + act.rebuilt;
+  // A chunk micro-batch of this rank: its chunks' layers (the most, when a cut makes one lighter) x bytes per layer.
+  const double per_chunk = act.params.layout.chunk_layers(pp_rank) * act.bytes_per_layer;
+  mem.activations = in_flight * per_chunk + act.rebuilt;
   // The first and the last chunk hold their extras for their share of the in-flight sets.
   const double per_chunk_in_flight = static_cast<double>((in_flight + v - 1) / v);
   if (pp_rank == 0) mem.activations += per_chunk_in_flight * act.first_extra;
   if (pp_rank == p - 1) mem.activations += per_chunk_in_flight * act.last_extra;
 
-  mem.buffers = plan_buffers(plan, rank);
+  mem.buffers = plan_buffers(plan, act.sync, act.precision, act.params.per_layer, rank);
   mem.peak = mem.params + mem.grads + mem.optimizer + mem.activations + mem.buffers;
   return mem;
 }
@@ -282,14 +293,28 @@ MemoryBytes rank_memory(const Plan& plan, const PlanActivations& act, int pp_ran
 
 MemoryBytes memory_bytes(const Plan& plan, int pp_rank) { return rank_memory(plan, plan_activations(plan), pp_rank); }
 
+std::vector<MemoryBytes> memory_bytes_by_rank(const Plan& plan) {
+  const PlanActivations act = plan_activations(plan);
+  std::vector<MemoryBytes> out;
+  out.reserve(static_cast<std::size_t>(plan.parallel.pp));
+  for (int r = 0; r < plan.parallel.pp; ++r) out.push_back(rank_memory(plan, act, r));
+  return out;
+}
+
 MemoryBytes memory_bytes(const Plan& plan) {
   // Activations fall with the rank (or stay level), the embedding sits on the first rank and the head on the
-  // last: the peak is on the first or the last rank.
+  // last: the peak is on the first or the last rank, or, when the split makes the ends lighter, on the second
+  // (the middle ranks hold the same layers and the second holds the most in flight of them).
   const PlanActivations act = plan_activations(plan);
-  const MemoryBytes first = rank_memory(plan, act, 0);
-  if (plan.parallel.pp == 1) return first;
+  MemoryBytes most = rank_memory(plan, act, 0);
+  if (plan.parallel.pp == 1) return most;
   const MemoryBytes last = rank_memory(plan, act, plan.parallel.pp - 1);
-  return last.peak > first.peak ? last : first;
+  if (last.peak > most.peak) most = last;
+  if (!act.params.layout.even() && plan.parallel.pp > 2) {
+    const MemoryBytes second = rank_memory(plan, act, 1);
+    if (second.peak > most.peak) most = second;
+  }
+  return most;
 }
 
 }  // namespace zeropp::analytic

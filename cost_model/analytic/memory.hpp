@@ -39,6 +39,8 @@
 // Split backward (Zero Bubble PP, Qi et al. 2023, Table 1): a micro-batch holds the full activation (M_B,
 // sb(34h + 5as) for GPT) until its B, then only what W needs (M_W: the input and the output gradient of every
 // weight matmul, 32sbh for GPT) until its W.
+#include <vector>
+
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/framework.hpp"
 
@@ -136,5 +138,7 @@ struct MemoryBytes {
 MemoryBytes memory_bytes(const Plan& plan, int pp_rank);
 // The PP rank with the highest peak.
 MemoryBytes memory_bytes(const Plan& plan);
+// Every PP rank's, in rank order (the rank-independent terms worked out once).
+std::vector<MemoryBytes> memory_bytes_by_rank(const Plan& plan);
 
 }  // namespace zeropp::analytic

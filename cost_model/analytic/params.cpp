@@ -115,35 +115,75 @@ std::int64_t last_stage_head(const ModelSpec& model, int pp, int tp) {
 }  // namespace
 
 StageParams virtual_stage_params(const ModelSpec& model, int pp, int v, int virtual_stage, int tp) {
-  const int per_stage = layers_per_virtual_stage(model, pp, v);
-  const int stages = pp * v;
+  layers_per_virtual_stage(model, pp, v);  // the even split exists
+  return virtual_stage_params(model, even_layout(model.layers, pp, v), virtual_stage, tp);
+}
+
+StageParams rank_params(const ModelSpec& model, int pp, int v, int pp_rank, int tp) {
+  layers_per_virtual_stage(model, pp, v);
+  return rank_params(model, even_layout(model.layers, pp, v), pp_rank, tp);
+}
+
+std::int64_t max_rank_params(const ModelSpec& model, int pp, int v, int tp) {
+  layers_per_virtual_stage(model, pp, v);
+  return max_rank_params(model, even_layout(model.layers, pp, v), tp);
+}
+
+PipelineParams pipeline_params(const ModelSpec& model, const StageLayout& layout, int tp) {
+  PipelineParams p;
+  p.layout = layout;
+  p.per_layer = layer_params_per_tp_rank(model, tp).total();
+  p.embedding = first_stage_embedding(model, tp);
+  p.head = last_stage_head(model, layout.pp, tp);
+  return p;
+}
+
+StageParams PipelineParams::stage(int virtual_stage) const {
+  const int stages = layout.stages();
   if (virtual_stage < 0 || virtual_stage >= stages) {
     throw SpecError("parallel.pp", fmt::format("virtual stage {} is outside [0, pp*v = {})", virtual_stage, stages));
   }
   StageParams s;
-  s.layers = per_stage * layer_params_per_tp_rank(model, tp).total();
-  if (virtual_stage == 0) s.embedding = first_stage_embedding(model, tp);
-  if (virtual_stage == stages - 1) s.head = last_stage_head(model, pp, tp);
+  s.layers = layout.stage_layers(virtual_stage) * per_layer;
+  if (virtual_stage == 0) s.embedding = embedding;
+  if (virtual_stage == stages - 1) s.head = head;
   return s;
 }
 
-StageParams rank_params(const ModelSpec& model, int pp, int v, int pp_rank, int tp) {
+StageParams PipelineParams::rank(int pp_rank) const {
+  const int pp = layout.pp;
   if (pp_rank < 0 || pp_rank >= pp) {
     throw SpecError("parallel.pp", fmt::format("PP rank {} is outside [0, pp = {})", pp_rank, pp));
   }
-  // Rank r holds virtual stages c*pp + r: v chunks of layers; stage 0 (the embedding) is chunk 0 of rank 0
-  // and stage pp*v-1 (the head) is chunk v-1 of rank pp-1. Same as summing virtual_stage_params over chunks.
+  // Rank r holds virtual stages c*pp + r: stage 0 (the embedding) is chunk 0 of rank 0 and stage pp*v-1 (the head)
+  // is chunk v-1 of rank pp-1. Same as summing stage() over the rank's chunks.
   StageParams sum;
-  sum.layers = static_cast<std::int64_t>(v) * layers_per_virtual_stage(model, pp, v) *
-               layer_params_per_tp_rank(model, tp).total();
-  if (pp_rank == 0) sum.embedding = first_stage_embedding(model, tp);
-  if (pp_rank == pp - 1) sum.head = last_stage_head(model, pp, tp);
+  sum.layers = layout.rank_layers(pp_rank) * per_layer;
+  if (pp_rank == 0) sum.embedding = embedding;
+  if (pp_rank == pp - 1) sum.head = head;
   return sum;
 }
 
-std::int64_t max_rank_params(const ModelSpec& model, int pp, int v, int tp) {
-  // Only the first and the last rank hold more than layers.
-  return std::max(rank_params(model, pp, v, 0, tp).total(), rank_params(model, pp, v, pp - 1, tp).total());
+std::int64_t PipelineParams::max_rank() const {
+  // The first rank adds the embedding, the last the head; the middle ranks hold only layers, all alike (rank 1
+  // stands for them).
+  const int p = layout.pp;
+  std::int64_t most = rank(0).total();
+  if (p > 1) most = std::max(most, rank(p - 1).total());
+  if (p > 2) most = std::max(most, rank(1).total());
+  return most;
+}
+
+StageParams virtual_stage_params(const ModelSpec& model, const StageLayout& layout, int virtual_stage, int tp) {
+  return pipeline_params(model, layout, tp).stage(virtual_stage);
+}
+
+StageParams rank_params(const ModelSpec& model, const StageLayout& layout, int pp_rank, int tp) {
+  return pipeline_params(model, layout, tp).rank(pp_rank);
+}
+
+std::int64_t max_rank_params(const ModelSpec& model, const StageLayout& layout, int tp) {
+  return pipeline_params(model, layout, tp).max_rank();
 }
 
 }  // namespace zeropp::analytic

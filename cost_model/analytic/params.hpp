@@ -13,6 +13,7 @@
 
 #include "cost_model/spec/model_spec.hpp"
 #include "cost_model/spec/parallel_spec.hpp"
+#include "cost_model/spec/stage_layout.hpp"
 
 namespace zeropp::analytic {
 
@@ -70,5 +71,25 @@ StageParams virtual_stage_params(const ModelSpec& model, int pp, int v, int virt
 StageParams rank_params(const ModelSpec& model, int pp, int v, int pp_rank, int tp = 1);
 // The largest rank_params(...).total() over all PP ranks (the first or the last rank).
 std::int64_t max_rank_params(const ModelSpec& model, int pp, int v, int tp = 1);
+
+// A pipeline's parameter counts per TP rank under a split of the layers, worked out once: every rank's and
+// stage's count is then a product and a sum (the closed forms ask for several ranks per plan evaluation).
+struct PipelineParams {
+  StageLayout layout;
+  std::int64_t per_layer = 0;  // one transformer layer (layer_params_per_tp_rank)
+  std::int64_t embedding = 0;  // the first virtual stage's word (+ position) embedding
+  std::int64_t head = 0;       // the last virtual stage's final norm and LM head (or tied copy)
+  StageParams stage(int virtual_stage) const;
+  StageParams rank(int pp_rank) const;
+  std::int64_t max_rank() const;
+};
+PipelineParams pipeline_params(const ModelSpec& model, const StageLayout& layout, int tp = 1);
+
+// The same under any split of the layers (even, Megatron's accounted or explicit first/last stage layers:
+// spec/stage_layout.hpp); the (pp, v) forms above are these with the even split.
+StageParams virtual_stage_params(const ModelSpec& model, const StageLayout& layout, int virtual_stage, int tp = 1);
+StageParams rank_params(const ModelSpec& model, const StageLayout& layout, int pp_rank, int tp = 1);
+// The largest over all PP ranks (the first, the last, or a middle one when the ends are lighter).
+std::int64_t max_rank_params(const ModelSpec& model, const StageLayout& layout, int tp = 1);
 
 }  // namespace zeropp::analytic

@@ -11,6 +11,8 @@
 #include "cost_model/analytic/flops.hpp"
 #include "cost_model/analytic/op_time.hpp"
 #include "cost_model/analytic/params.hpp"
+#include "cost_model/analytic/stage_balance.hpp"
+#include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/analytic/tp_overlap.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/framework.hpp"
@@ -108,6 +110,42 @@ AttentionCoreSeconds attention_core_seconds(const Plan& plan, const LayerGemms& 
   return {gemms, 2 * gemms};
 }
 
+// Exposed seconds of one layer's context-parallel exchanges, forward and backward (spec/context_parallel.hpp),
+// on one CP rank that holds `local` (its s/cp tokens); core: its attention kernel seconds (all cp blocks).
+struct CpSeconds {
+  double f = 0, b = 0;
+};
+
+CpSeconds cp_layer_seconds(const Plan& plan, const ModelSpec& local, const AttentionCoreSeconds& core) {
+  const ParallelSpec& par = plan.parallel;
+  if (par.cp <= 1) return {};
+  const ClusterSpec& c = plan.cluster;
+  const Group g = cp_group(par);
+  const double e = element_bytes(par.dtype), cp = par.cp;
+  const double tokens = static_cast<double>(par.micro_batch) * local.seq_len;
+  const double kv_width = static_cast<double>(local.kv_heads_or_heads()) * local.head_dim() / par.tp;
+  const double kv = 2 * tokens * kv_width * e;  // K and V of the rank's two chunks
+  if (par.cp_kind == CpKind::ring) {
+    // cp attention steps per pass, each on one key/value block while the next block travels (Transformer
+    // Engine's AttnFuncWithCPAndKVP2P): cp-1 transfers, each hidden under one step's kernel. The backward sends
+    // the key/values with their accumulated gradients (twice the bytes) and returns the last dKV after its final
+    // step, exposed.
+    const double send = collective_time(c, Collective::send_recv, g.size, g.stride, kv);
+    const double send_with_grads = collective_time(c, Collective::send_recv, g.size, g.stride, 2 * kv);
+    return {(cp - 1) * std::max(0.0, send - core.f / cp),
+            (cp - 1) * std::max(0.0, send_with_grads - core.b / cp) + send};
+  }
+  // Ulysses: Q, K, V to the head split before the kernel, the output back after it; the backward moves their
+  // gradients the same way. Each rank keeps 1/cp of every buffer and sends the rest: priced as that share sent
+  // point to point (the profiles fit no all-to-all). Not overlapped (DeepSpeed's DistributedAttention).
+  const double qkv = tokens * (static_cast<double>(local.hidden) / par.tp + 2 * kv_width) * e;
+  const double out = tokens * static_cast<double>(local.hidden) / par.tp * e;
+  const double share = (cp - 1) / cp;
+  const double pass = collective_time(c, Collective::send_recv, g.size, g.stride, share * qkv) +
+                      collective_time(c, Collective::send_recv, g.size, g.stride, share * out);
+  return {pass, pass};
+}
+
 }  // namespace
 
 double gemm_efficiency(const ClusterSpec& cluster, Dtype dtype, double flops) {
@@ -171,15 +209,24 @@ ActionCosts action_costs(const Plan& plan) {
   auto gemm_seconds = [&c, &par, sustain](const Gemm& x) { return gemm_time(c, par.dtype, x) / sustain; };
 
   ActionCosts a;
-  const int lc = layers_per_virtual_stage(m, par.pp, par.v);
+  // Per chunk: the largest virtual stage of the split (all of them when it is even); costs_from_plan scales
+  // each stage by its own layers, closed_form_timing each rank by its own (stage_balance.hpp).
+  const StageLayout layout = stage_layout(m, par);
+  const int lc = layout.max_stage_layers();
   a.layers_per_chunk = lc;
 
-  // One layer, one micro-batch, one GPU.
-  const LayerGemms g = layer_gemms(m, b, t);
+  // One layer, one micro-batch, one GPU. With context parallelism the GPU holds s/cp tokens of each sequence
+  // (`local`) and computes 1/cp of the causal attention: cp times the attention of an s/cp sequence.
+  const ModelSpec local = cp_rank_model(m, par.cp);
+  Plan local_plan = plan;  // the same plan as one CP rank sees its tokens (TP messages of s/cp tokens)
+  local_plan.model = local;
+  const LayerGemms g = layer_gemms(local, b, t);
   // Each weight GEMM three ways, each at its own shape (op_time.hpp): forward, input gradient, weight gradient.
   const WeightGemmSeconds weights = weight_gemm_seconds(gemm_seconds, g);
-  const KernelBytes k = layer_kernel_bytes(m, b, t, par.sequence_parallel, par.dtype);
-  const AttentionCoreSeconds core = attention_core_seconds(plan, g, peak, sustain, gemm_seconds);
+  const KernelBytes k = layer_kernel_bytes(local, b, t, par.sequence_parallel, par.dtype);
+  AttentionCoreSeconds core = attention_core_seconds(plan, g, peak, sustain, gemm_seconds);
+  core.f *= par.cp;  // flash only (validate_context_parallel): no s x s score kernels to scale
+  core.b *= par.cp;
   const double layer_f = weights.forward + core.f + mem_seconds(k.tokens_fwd + k.attention_fwd);
   const double layer_b = weights.dgrad + core.b + mem_seconds(k.tokens_bwd + k.attention_bwd);
   const double layer_w = weights.wgrad;
@@ -193,23 +240,28 @@ ActionCosts action_costs(const Plan& plan) {
     if (sel.memory_bound) layer_rc += mem_seconds(k.tokens_fwd);
   }
 
-  const double act_bytes = static_cast<double>(b) * m.seq_len * m.hidden * e;  // b*s*h, full buffer
+  const double act_bytes = static_cast<double>(b) * local.seq_len * m.hidden * e;  // b*s*h (s/cp), full buffer
   a.f = lc * layer_f;
   a.b = lc * layer_b;
   a.w = lc * layer_w;
   a.recompute = lc * layer_rc;
-  // TP communication as the framework runs it, with what its overlap costs (tp_overlap.hpp).
-  const TpLayerSeconds tp = tp_layer_seconds(plan, g, gemm_seconds);
+  // TP communication as the framework runs it, with what its overlap costs (tp_overlap.hpp), on s/cp tokens.
+  const TpLayerSeconds tp = tp_layer_seconds(local_plan, g, gemm_seconds);
   a.tp_f = lc * tp.forward;
   a.tp_b = lc * tp.backward;
+  const CpSeconds cps = cp_layer_seconds(plan, local, core);
+  a.cp_f = lc * cps.f;
+  a.cp_b = lc * cps.b;
+  a.tp_f += a.cp_f;
+  a.tp_b += a.cp_b;
   a.tp_recompute = par.recompute == Recompute::full ? a.tp_f : 0;
 
   // LM head: logits GEMM over the vocabulary shard; final norm (forward 2e, backward 3e per element) and the
   // cross-entropy's kernels as the framework runs them (framework.hpp, cross_entropy_bytes_per_logit).
-  const Gemm head{static_cast<double>(b) * m.seq_len, static_cast<double>(m.vocab) / t, static_cast<double>(m.hidden),
-                  1};
+  const Gemm head{static_cast<double>(b) * local.seq_len, static_cast<double>(m.vocab) / t,
+                  static_cast<double>(m.hidden), 1};
   const PassSeconds head_gemm = pass_seconds(gemm_seconds, head);
-  const double tokens = static_cast<double>(b) * m.seq_len;
+  const double tokens = static_cast<double>(b) * local.seq_len;
   const double norm_share = par.sequence_parallel ? t : 1;
   const double logits = static_cast<double>(m.vocab) / t;
   const CrossEntropyBytes ce = cross_entropy_bytes_per_logit(framework_of(par), e);
@@ -256,7 +308,7 @@ ActionCosts action_costs(const Plan& plan) {
   }
 
   // Data-parallel gradient sync of the largest PP rank's parameters (per GPU shard for ZeroPP).
-  const double psi = static_cast<double>(max_rank_params(m, par.pp, par.v, t));
+  const double psi = static_cast<double>(max_rank_params(m, layout, t));
   // (Pure ZeRO-3 has none: its gradients are reduce-scattered per micro-batch in the ZeRO-3 group.)
   const Group dg = dp_sync_group(par);
   const double dp_params = psi / sync.grad_shard;
@@ -320,24 +372,34 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
   const double compute_regular = v * (a.f + a.b + a.w + a.recompute);
   const double tp_regular = v * (a.tp_f + a.tp_b + a.tp_recompute);
   const double pp_regular = v * (p2p_f + p2p_b);
-  // The end ranks: the last holds the head, the first the embedding (the same rank when p == 1).
-  const double last_compute = compute_regular + a.head_f + a.head_b + a.head_w;
-  const double last_tp = tp_regular + a.head_tp_f + a.head_tp_b + (p == 1 ? a.embed_tp_f : 0);
-  const double first_tp = tp_regular + a.embed_tp_f;
+  // The end ranks: the last holds the head, the first the embedding (the same rank when p == 1). Each rank's
+  // layers scale its share of the regular work (1 everywhere with an even split: stage_balance.hpp).
+  const RankShares k = rank_shares(stage_layout(plan.model, par), a.layers_per_chunk);
+  const double last_compute = k.last * compute_regular + a.head_f + a.head_b + a.head_w;
+  const double last_tp = k.last * tp_regular + a.head_tp_f + a.head_tp_b + (p == 1 ? a.embed_tp_f : 0);
+  const double first_tp = k.first * tp_regular + a.embed_tp_f;
   double slow_compute = last_compute, slow_tp = last_tp;
-  if (p > 1 && compute_regular + first_tp > last_compute + last_tp) {
-    slow_compute = compute_regular;
+  int slowest = p - 1;
+  if (p > 1 && k.first * compute_regular + first_tp > last_compute + last_tp) {
+    slow_compute = k.first * compute_regular;
     slow_tp = first_tp;
+    slowest = 0;
   }
+  if (p > 2 && k.middle * (compute_regular + tp_regular) > slow_compute + slow_tp) {
+    slow_compute = k.middle * compute_regular;
+    slow_tp = k.middle * tp_regular;
+    slowest = 1;
+  }
+  const double others = k.others(slowest);  // the fill and drain run through the other ranks
 
   PipelineTiming r;
   r.compute = m * slow_compute + a.opt_step;
   r.tp_exposed = m * slow_tp;
   r.pp_exposed = m * pp_regular;
 
-  const double F = v * (a.f + a.tp_f + p2p_f);
-  const double Bx = v * (a.b + a.recompute + a.tp_b + a.tp_recompute + p2p_b);
-  const double W = v * a.w;
+  const double F = v * (others * (a.f + a.tp_f) + p2p_f);
+  const double Bx = v * (others * (a.b + a.recompute + a.tp_b + a.tp_recompute) + p2p_b);
+  const double W = v * (others * a.w);
   r.bubble = p > 1 ? bubble_time(par.schedule, p, v, m, U, F, Bx, W) : 0;
 
   // ZeRO-3 exposure under the prefetch rule; what is hidden slows the compute it runs beside (contention.hpp),
@@ -380,7 +442,8 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
   if (par.overlap_grad_reduce && a.dp_sync > 0) {
     const double chunk_backward = a.b + a.recompute + a.w;
     const double n = dp_sync_buckets(
-        par, 0, static_cast<double>(virtual_stage_params(plan.model, p, v, 0, par.tp).total()), a.layers_per_chunk);
+        par, 0, static_cast<double>(virtual_stage_params(plan.model, stage_layout(plan.model, par), 0, par.tp).total()),
+        a.layers_per_chunk);
     sync_exposed = std::max(a.dp_sync / (v * n), a.dp_sync - chunk_backward * (v - 1.0 / n));
     r.compute += hidden(a.dp_sync - sync_exposed, chunk_backward * v);
   }

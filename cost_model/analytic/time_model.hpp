@@ -75,6 +75,9 @@ struct ActionCosts {
   double f = 0, b = 0, w = 0, recompute = 0;
   // TP collectives inside those actions (critical path).
   double tp_f = 0, tp_b = 0, tp_recompute = 0;
+  // Of which the context-parallel exchanges (spec/context_parallel.hpp): what the ring's KV passes or Ulysses'
+  // all-to-alls leave exposed. Counted in tp_f/tp_b (and tp_recompute): the intra-layer communication.
+  double cp_f = 0, cp_b = 0;
   // Extra compute of the last virtual stage (final norm, LM head, cross-entropy) and its TP collectives; the
   // first virtual stage's vocabulary-parallel embedding all-reduce (the lookup itself is negligible).
   double head_f = 0, head_b = 0, head_w = 0;

@@ -26,6 +26,7 @@
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
+#include "cost_model/spec/stage_layout.hpp"
 #include "cost_model/spec/strategy.hpp"
 
 namespace zeropp::cli {
@@ -35,6 +36,8 @@ struct EstimateArgs {
   std::string plan_file, model, cluster;
   std::string strategy, schedule, recompute, grad_reduce, dtype, framework, tp_comm_overlap;
   std::optional<int> tp, pp, dp, z, zero_stage, v, micro_batch, micro_batches, unit, gpus;
+  std::optional<int> first_stage_layers, last_stage_layers, cp;
+  std::string cp_kind;
   std::optional<long long> global_batch;
   std::optional<bool> sequence_parallel;
   int seq = 0;  // --seq; 0: the model file's
@@ -65,16 +68,26 @@ Plan build_plan(const EstimateArgs& a) {
   if (a.z) p.z = *a.z;
   if (a.v) p.v = *a.v;
   if (a.zero_stage) p.zero_stage = *a.zero_stage;
+  if (a.first_stage_layers) p.first_stage_layers = *a.first_stage_layers;
+  if (a.last_stage_layers) p.last_stage_layers = *a.last_stage_layers;
   if (a.dp) p.dp = *a.dp;
+  if (a.cp) p.cp = *a.cp;
+  if (!a.cp_kind.empty()) p.cp_kind = cp_kind_from_string(a.cp_kind, "--cp-kind");
   if (a.gpus) {
-    // inner <= 2^24 and dp <= 2^24 (option check or plan validation): inner * dp cannot overflow.
-    const long long inner = bounded_product({p.tp, p.z, p.pp}, limits::kGpus, "--gpus", "tp*z*pp", "GPUs");
+    // inner <= 2^24 and dp <= 2^24 (option check or plan validation): inner * dp cannot overflow. cp counts in
+    // the product (and the messages) only when the plan has a CP group.
+    const bool with_cp = p.cp > 1;
+    const std::string label = with_cp ? "tp*z*cp*pp" : "tp*z*pp";
+    const long long inner = with_cp ? bounded_product({p.tp, p.z, p.cp, p.pp}, limits::kGpus, "--gpus", label, "GPUs")
+                                    : bounded_product({p.tp, p.z, p.pp}, limits::kGpus, "--gpus", label, "GPUs");
+    const std::string factors = with_cp ? fmt::format("{}*{}*{}*{}", p.tp, p.z, p.cp, p.pp)
+                                        : fmt::format("{}*{}*{}", p.tp, p.z, p.pp);
     if (a.dp && inner * p.dp != *a.gpus)
-      throw SpecError("--gpus", fmt::format("--gpus={} disagrees with tp*z*pp*dp={}*{}*{}*{}={} (give --gpus or "
-                                            "--dp, or values that agree)",
-                                            *a.gpus, p.tp, p.z, p.pp, p.dp, inner * p.dp));
+      throw SpecError("--gpus", fmt::format("--gpus={} disagrees with {}*dp={}*{}={} (give --gpus or --dp, or values "
+                                            "that agree)",
+                                            *a.gpus, label, factors, p.dp, inner * p.dp));
     if (*a.gpus % inner != 0)
-      throw SpecError("--gpus", fmt::format("--gpus={} is not a multiple of tp*z*pp={}", *a.gpus, inner));
+      throw SpecError("--gpus", fmt::format("--gpus={} is not a multiple of {}={}", *a.gpus, label, inner));
     p.dp = static_cast<int>(*a.gpus / inner);
   }
   if (!a.schedule.empty())
@@ -166,6 +179,7 @@ void print_table(const Plan& plan, const search::SimulatedEstimate& s) {
       "sp={} tp_comm_overlap={} {}\n",
       p.tp, p.pp, p.dp, p.z, p.zero_stage, p.v, to_string(p.schedule), p.micro_batch, p.micro_batches, p.unit,
       to_string(p.recompute), p.sequence_parallel ? "on" : "off", to_string(p.tp_comm_overlap), to_string(p.dtype));
+  if (p.pp > 1) std::cout << fmt::format("      layers per virtual stage: {}\n", describe(stage_layout(plan.model, p)));
   std::cout << (s.simulated ? "      time, bubble, exposed comm, peak memory and pp/zero bytes: schedule simulator\n\n"
                             : "      closed form\n\n");
   const auto& t = e.time_s;
@@ -261,6 +275,19 @@ const bool registered = register_command({
       sub.add_option("--zero-stage", a->zero_stage, "ZeRO stage of the dp dimension (default: by strategy)")
           ->check(integer_in(0, 3));
       sub.add_option("--v", a->v, "Model chunks per pipeline rank")->check(integer_in(1, limits::kLayers));
+      sub.add_option("--first-stage-layers", a->first_stage_layers,
+                     "Layers of the first pipeline rank (--decoder-first-pipeline-num-layers); default: even, or "
+                     "Megatron's split with the embedding and loss counted as layers")
+          ->check(integer_in(1, limits::kLayers));
+      sub.add_option("--cp", a->cp,
+                     "Context parallel size: GPUs that split every sequence (--context-parallel-size); needs "
+                     "flash attention")
+          ->check(integer_in(1, limits::kGpus));
+      sub.add_option("--cp-kind", a->cp_kind,
+                     "ring (Megatron/Transformer Engine KV ring, default) | ulysses (DeepSpeed all-to-all)");
+      sub.add_option("--last-stage-layers", a->last_stage_layers,
+                     "Layers of the last pipeline rank (--decoder-last-pipeline-num-layers)")
+          ->check(integer_in(1, limits::kLayers));
       sub.add_option("--schedule", a->schedule, "gpipe | 1f1b | interleaved | bfs | zb_h1 | zb_h2 | zeropp");
       sub.add_option("--micro-batch", a->micro_batch, "b, sequences per micro-batch (micro_batch_size)")
           ->check(integer_in(1, limits::kMicroBatch));

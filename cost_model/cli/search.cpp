@@ -228,6 +228,9 @@ const bool registered = register_command({
       sub.add_option("--max-micro-batch", a->options.space.max_micro_batch,
                      "Narrow the space: largest micro-batch size (default: every b that divides the batch)")
           ->check(cli_checks::integer_in(1, limits::kMicroBatch));
+      sub.add_option("--threads", a->options.threads,
+                     "Threads that bound and simulate plans (default 0: every core; the answer is the same for any)")
+          ->check(cli_checks::integer_in(0, 1024));
       sub.add_flag("--exhaustive", a->options.exhaustive,
                    "Simulate every plan (no bound-based pruning; the answer is the same, slower)");
       sub.add_option("--csv", a->csv, "Write every enumerated plan (fate, bounds, simulated split) to FILE as CSV")

@@ -11,6 +11,7 @@ Program generate_bfs(const ScheduleConfig& cfg) {
   const int n = cfg.microbatches;
   Program program = empty_program(cfg);
   for (int r = 0; r < p; ++r) {
+    if (!wanted(cfg, r)) continue;
     RankProgram& out = program.ranks[r];
     out.reserve(static_cast<std::size_t>(cfg.v) * n * 4);
     Emitter emit(out, cfg);

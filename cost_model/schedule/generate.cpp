@@ -38,6 +38,7 @@ void check(const ScheduleConfig& cfg) {
   if (cfg.pp < 1) reject(cfg, "pp=" + std::to_string(cfg.pp) + " must be >= 1");
   if (cfg.v < 1) reject(cfg, "v=" + std::to_string(cfg.v) + " must be >= 1");
   if (cfg.microbatches < 1) reject(cfg, "microbatches=" + std::to_string(cfg.microbatches) + " must be >= 1");
+  if (cfg.only_rank >= cfg.pp) reject(cfg, "only_rank=" + std::to_string(cfg.only_rank) + " must be < pp");
   if (!has_chunks(cfg.kind) && cfg.v != 1) {
     reject(cfg, "v=" + std::to_string(cfg.v) +
                     " must be 1: the schedule runs one chunk per rank (use interleaved, bfs or zeropp for v > 1)");

@@ -17,6 +17,9 @@ struct ScheduleConfig {
   int unit = 0;                // U (zeropp); 0 = B (one unit)
   bool split_backward = true;  // emit B and W separately (false: fused BW where the schedule allows)
   bool recompute = false;      // emit RECOMPUTE before B per the schedule's rule
+  // >= 0: generate only this rank's program (the others stay empty), for a caller that looks at one rank at a
+  // time (search/bounds.cpp); every rank's program depends on (kind, p, v, B, U) and its rank alone.
+  int only_rank = -1;
 };
 
 // When a stage's parameters are all-gathered in the ZeRO-3 group and freed again.
@@ -35,6 +38,10 @@ struct LoweringOptions {
   bool dp_sync_overlap = true;  // DP_SYNC right after the stage's last W (overlaps the rest of the backward);
                                 // false: every DP_SYNC after the rank's last compute action
   bool opt_step = true;         // OPT_STEP at the end of every rank's program
+  // Check the compute-only input with validate_program first (a broken input reported by its own rule). The
+  // search's hot path (program_for) skips it for the generators' own programs, which the schedule tests validate
+  // for every schedule over grids of (p, v, B, U) (tests/schedule/property_grid_test.cpp).
+  bool check_input = true;
 };
 
 // Throws std::invalid_argument naming the parameter and the rule for invalid (kind, p, v, B, U).

@@ -49,6 +49,8 @@ class Emitter {
 
 // An empty program of the configuration's shape.
 Program empty_program(const ScheduleConfig& cfg);
+// Whether the generator should emit rank r's program (ScheduleConfig::only_rank).
+inline bool wanted(const ScheduleConfig& cfg, int r) { return cfg.only_rank < 0 || cfg.only_rank == r; }
 
 Program generate_gpipe(const ScheduleConfig&);
 Program generate_one_f_one_b(const ScheduleConfig&);

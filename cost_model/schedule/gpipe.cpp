@@ -7,6 +7,7 @@ namespace zeropp::schedule::detail {
 Program generate_gpipe(const ScheduleConfig& cfg) {
   Program program = empty_program(cfg);
   for (int r = 0; r < cfg.pp; ++r) {
+    if (!wanted(cfg, r)) continue;
     RankProgram& out = program.ranks[r];
     out.reserve(static_cast<std::size_t>(cfg.microbatches) * 4);
     // The last stage's B(0) waits for all B forwards, so its activations are not fresh: it recomputes too.

@@ -44,6 +44,7 @@ Program generate_interleaved(const ScheduleConfig& cfg) {
   const auto table = schedule_table(p, v, padded);
   Program program = empty_program(cfg);
   for (int r = 0; r < p; ++r) {
+    if (!wanted(cfg, r)) continue;
     RankProgram& out = program.ranks[r];
     out.reserve(static_cast<std::size_t>(v) * n * 4);
     Emitter emit(out, cfg);

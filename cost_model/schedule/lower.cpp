@@ -346,7 +346,7 @@ Program lower(const Program& compute_only, const LoweringOptions& opts) {
     }
   }
   // A broken input is reported with its own rule, before lowering can trip over it.
-  validate_program(compute_only, ValidateOptions{.require_w = false});
+  if (opts.check_input) validate_program(compute_only, ValidateOptions{.require_w = false});
 
   Planner planner(compute_only, opts);
   std::vector<RankProgram> plans(compute_only.pp);

@@ -13,6 +13,7 @@ Program generate_one_f_one_b(const ScheduleConfig& cfg) {
   const int n = cfg.microbatches;
   Program program = empty_program(cfg);
   for (int r = 0; r < p; ++r) {
+    if (!wanted(cfg, r)) continue;
     RankProgram& out = program.ranks[r];
     out.reserve(static_cast<std::size_t>(n) * 4);
     Emitter emit(out, cfg);

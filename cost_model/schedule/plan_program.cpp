@@ -30,7 +30,11 @@ LoweringOptions lowering_for(const Plan& plan) {
   return opts;
 }
 
-Program program_for(const Plan& plan) { return lower(generate(schedule_for(plan)), lowering_for(plan)); }
+Program program_for(const Plan& plan) {
+  LoweringOptions lowering = lowering_for(plan);
+  lowering.check_input = false;  // generate()'s own output (LoweringOptions::check_input)
+  return lower(generate(schedule_for(plan)), lowering);
+}
 
 PlanProgram build_plan_program(const Plan& plan) {
   validate(plan.parallel);
@@ -38,6 +42,7 @@ PlanProgram build_plan_program(const Plan& plan) {
   out.schedule = schedule_for(plan);
   out.lowering = lowering_for(plan);
   out.data_parallel = data_parallel_sync(plan.parallel);
+  out.layout = stage_layout(plan.model, plan.parallel);
   out.program = lower(generate(out.schedule), out.lowering);
   return out;
 }

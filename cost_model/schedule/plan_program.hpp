@@ -14,6 +14,7 @@
 // zero-bubble schedules and ZeroPP.
 #include "cost_model/schedule/generate.hpp"
 #include "cost_model/spec/config.hpp"
+#include "cost_model/spec/stage_layout.hpp"
 #include "cost_model/spec/strategy.hpp"
 
 namespace zeropp::schedule {
@@ -26,13 +27,15 @@ struct PlanProgram {
   ScheduleConfig schedule;
   LoweringOptions lowering;
   DataParallelSync data_parallel;  // the shard group and the DP sync the program's actions stand for
+  StageLayout layout;              // which layers each virtual stage holds (spec/stage_layout.hpp)
 };
 
 // The plan's program, generated and lowered, for a plan already validated (the search's hot path).
 Program program_for(const Plan&);
 
-// Validates the plan's split (validate(ParallelSpec): SpecError naming parallel.<field>), then generates and
-// lowers its program (std::invalid_argument from the generator for an impossible schedule shape).
+// Validates the plan's split (validate(ParallelSpec) and the layers' split over the stages: SpecError naming
+// parallel.<field>), then generates and lowers its program (std::invalid_argument from the generator for an
+// impossible schedule shape).
 PlanProgram build_plan_program(const Plan&);
 
 }  // namespace zeropp::schedule

@@ -23,6 +23,7 @@ Program generate_zb_h2(const ScheduleConfig& cfg) {
   if (n < 2 * p - 1) return generate_zb_h1(cfg);
   Program program = empty_program(cfg);
   for (int r = 0; r < p; ++r) {
+    if (!wanted(cfg, r)) continue;
     RankProgram& out = program.ranks[r];
     out.reserve(static_cast<std::size_t>(n) * 4);
     Emitter emit(out, cfg);

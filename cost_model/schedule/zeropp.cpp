@@ -29,6 +29,7 @@ Program generate_zeropp(const ScheduleConfig& cfg) {
   Program program = empty_program(cfg);
   std::vector<Action> stack;  // deferred Ws, LIFO
   for (int r = 0; r < p; ++r) {
+    if (!wanted(cfg, r)) continue;
     RankProgram& out = program.ranks[r];
     out.reserve(static_cast<std::size_t>(v) * total * 4);
     Emitter emit(out, cfg);

@@ -1,17 +1,22 @@
 #include "cost_model/search/bounds.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <vector>
 
+#include "cost_model/schedule/action.hpp"
 #include "cost_model/schedule/generate.hpp"
 #include "cost_model/schedule/plan_program.hpp"
 #include "cost_model/simulate/costs_from_plan.hpp"
+#include "cost_model/simulate/simulator.hpp"
 #include "cost_model/spec/strategy.hpp"
 
 namespace zeropp::search {
 
-PlanBounds lower_bounds(const Plan& plan) {
+PlanBounds lower_bounds(const Plan& plan, const simulate::ActionCosts* given) {
   const ParallelSpec& par = plan.parallel;
-  const simulate::ActionCosts costs = simulate::costs_from_plan(plan);
+  const simulate::ActionCosts own = given ? simulate::ActionCosts{} : simulate::costs_from_plan(plan);
+  const simulate::ActionCosts& costs = given ? *given : own;
   const int p = par.pp, S = costs.stage_count();
   const bool recompute = par.recompute != Recompute::none;
   const bool last_recomputes = recomputes_last_stage(par.schedule);
@@ -35,21 +40,201 @@ PlanBounds lower_bounds(const Plan& plan) {
   return out;
 }
 
-double warmup_memory_bound(const Plan& plan) {
-  const simulate::ActionCosts costs = simulate::costs_from_plan(plan);
-  const schedule::Program program = schedule::generate(schedule::schedule_for(plan));
-  const bool recompute = plan.parallel.recompute != Recompute::none;
+namespace {
+
+// The walk of one rank's compute-only program (bounds.hpp), from its static bytes; stops once above stop_above.
+double walk_rank(const schedule::RankProgram& program, int stages, int microbatches,
+                 const simulate::ActionCosts& costs, double static_bytes, double share, double stop_above) {
+  // Which (stage, micro-batch) pairs are recomputed and have a separate W: what B/BW free depends on it. A stage
+  // belongs to one rank, so the rank's own program tells.
+  constexpr std::uint8_t kRecomputed = 1, kSplit = 2;
+  std::vector<std::uint8_t> kind(static_cast<std::size_t>(stages) * microbatches, 0);
+  for (const schedule::Action& a : program) {
+    if (a.type == schedule::ActionType::RECOMPUTE) kind[a.stage * microbatches + a.microbatch] |= kRecomputed;
+    if (a.type == schedule::ActionType::W) kind[a.stage * microbatches + a.microbatch] |= kSplit;
+  }
+  double live = static_bytes, out = static_bytes;
+  for (const schedule::Action& a : program) {
+    const simulate::StageCost& c = costs.stages[a.stage];
+    const std::uint8_t k = kind[a.stage * microbatches + a.microbatch];
+    // What the micro-batch holds until its B/BW ends (the simulator's held_until_b).
+    const double held = k & kRecomputed ? c.checkpoint_bytes + c.recompute_bytes : c.activation_bytes;
+    const double gathered = share * c.gathered_param_bytes, grads = share * c.grad_buffer_bytes;
+    double at_start = live;  // at the action's start, after what it allocates
+    switch (a.type) {
+      case schedule::ActionType::F:
+        live += k & kRecomputed ? c.checkpoint_bytes : c.activation_bytes;
+        at_start = live + gathered;
+        break;
+      case schedule::ActionType::RECOMPUTE:
+        live += c.recompute_bytes;
+        at_start = live + gathered;
+        break;
+      case schedule::ActionType::B:
+        at_start = live + gathered;
+        live += (k & kSplit ? c.w_buffer_bytes : 0) - held;
+        break;
+      case schedule::ActionType::BW:
+        at_start = live + gathered + grads;
+        live -= held;
+        break;
+      case schedule::ActionType::W:
+        at_start = live + grads;
+        live -= c.w_buffer_bytes;
+        break;
+      default:
+        break;
+    }
+    out = std::max({out, at_start, live});
+    if (out > stop_above) return out;
+  }
+  return out;
+}
+
+}  // namespace
+
+double memory_walk_bound(const Plan& plan, double stop_above, const simulate::ActionCosts* given) {
+  const simulate::ActionCosts own = given ? simulate::ActionCosts{} : simulate::costs_from_plan(plan);
+  const simulate::ActionCosts& costs = given ? *given : own;
+  const DataParallelSync sync = data_parallel_sync(plan.parallel);
+  // Pure ZeRO-3 is simulated a layer at a time (per_layer.hpp): its buffers are a layer's share of the stage's.
+  const double share = sync.shard_spans_dp ? 1.0 / plan.model.layers : 1.0;
+  const schedule::ScheduleConfig cfg = schedule::schedule_for(plan);
+  // The ZeroPP schedule runs its units one after another through the same per-rank code and ends each with an
+  // empty W stack (schedule/zeropp.cpp): every allocation of a unit's compute actions is freed in that unit, so
+  // the walk returns to the static bytes at each unit's end and the program's walk is the largest of its units'.
+  // A unit of u micro-batches walks as the one-unit program of u micro-batches: U, and B mod U when the last unit
+  // is ragged (tests/search/exact_search_test.cpp checks the walk against the simulated peak of every plan).
+  std::vector<int> units = {cfg.microbatches};
+  if (cfg.kind == ScheduleKind::zeropp && cfg.unit > 0 && cfg.unit < cfg.microbatches) {
+    units = {cfg.unit};
+    if (cfg.microbatches % cfg.unit != 0) units.push_back(cfg.microbatches % cfg.unit);
+  }
+  // Rank by rank, each generated on its own (ScheduleConfig::only_rank), in the order 0, p-1, 1, ..., p-2: the
+  // first holds the most in flight, the last the logits, so a plan over memory is usually found out after one
+  // rank's program.
+  const int p = cfg.pp;
+  double out = 0;
+  for (int i = 0; i < p; ++i) {
+    const int r = i == 0 ? 0 : i == 1 ? p - 1 : i - 1;
+    const double static_bytes = r < static_cast<int>(costs.static_bytes.size()) ? costs.static_bytes[r] : 0;
+    for (int u : units) {
+      schedule::ScheduleConfig one = cfg;
+      one.microbatches = u;
+      if (cfg.kind == ScheduleKind::zeropp && u != cfg.microbatches) one.unit = u;
+      one.only_rank = r;
+      const schedule::Program program = schedule::generate(one);
+      out = std::max(out, walk_rank(program.ranks[r], program.stages(), u, costs, static_bytes, share, stop_above));
+      if (out > stop_above) return out * (1 - kRounding);
+    }
+  }
+  return out * (1 - kRounding);
+}
+
+bool has_lowered_memory_bound(const Plan& plan) {
+  const DataParallelSync sync = data_parallel_sync(plan.parallel);
+  return sync.shard_group > 1 && !sync.shard_spans_dp;
+}
+
+double lowered_memory_bound(const Plan& plan, const PreparedPlan& prepared, double stop_above) {
+  using schedule::ActionType;
+  const schedule::Program& program = prepared.program;
+  const simulate::ActionCosts& costs = prepared.costs;
+  const int stages = program.stages(), microbatches = program.microbatches;
   double out = 0;
   for (int r = 0; r < static_cast<int>(program.ranks.size()); ++r) {
-    double live = r < static_cast<int>(costs.static_bytes.size()) ? costs.static_bytes[r] : 0;
-    for (const schedule::Action& a : program.ranks[r]) {
-      if (a.type == schedule::ActionType::B || a.type == schedule::ActionType::BW) break;
-      if (a.type != schedule::ActionType::F) continue;
-      const simulate::StageCost& c = costs.stages[a.stage];
-      // Recomputed micro-batches keep their checkpoint (the last stage of some schedules is not recomputed).
-      live += recompute ? std::min(c.checkpoint_bytes, c.activation_bytes) : c.activation_bytes;
+    const schedule::RankProgram& rank = program.ranks[r];
+    constexpr std::uint8_t kRecomputed = 1, kSplit = 2;
+    std::vector<std::uint8_t> kind(static_cast<std::size_t>(stages) * microbatches, 0);
+    // Per stage: the position of the last W/BW before its first REDUCE_GRAD (or of its last W/BW when there is
+    // none): its gradient buffer is provably live from its first W/BW to there.
+    std::vector<std::int64_t> run_end(stages, -1);
+    std::vector<char> reduced(stages, 0);
+    for (std::size_t i = 0; i < rank.size(); ++i) {
+      const schedule::Action& a = rank[i];
+      if (a.type == ActionType::RECOMPUTE) kind[a.stage * microbatches + a.microbatch] |= kRecomputed;
+      if (a.type == ActionType::W) kind[a.stage * microbatches + a.microbatch] |= kSplit;
+      if (a.type == ActionType::REDUCE_GRAD) reduced[a.stage] = 1;
+      if ((a.type == ActionType::W || a.type == ActionType::BW) && !reduced[a.stage])
+        run_end[a.stage] = static_cast<std::int64_t>(i);
     }
+    std::vector<char> held(stages, 0), grad_live(stages, 0), grad_done(stages, 0);
+    double live = r < static_cast<int>(costs.static_bytes.size()) ? costs.static_bytes[r] : 0;
+    double gathered = 0, grads = 0;
     out = std::max(out, live);
+    for (std::size_t i = 0; i < rank.size(); ++i) {
+      const schedule::Action& a = rank[i];
+      const int s = a.stage;
+      const simulate::StageCost& c = costs.stages[s];
+      if (a.type == ActionType::RESHARD) {
+        if (held[s]) gathered -= c.gathered_param_bytes;
+        held[s] = 0;
+        continue;
+      }
+      if (!schedule::is_compute(a.type)) continue;
+      const bool uses_weights = a.type != ActionType::W;
+      if (uses_weights && !held[s]) {
+        held[s] = 1;
+        gathered += c.gathered_param_bytes;
+      }
+      const bool grad_action = a.type == ActionType::W || a.type == ActionType::BW;
+      if (grad_action && !grad_live[s] && !grad_done[s] && run_end[s] >= 0) {
+        grad_live[s] = 1;
+        grads += c.grad_buffer_bytes;
+      }
+      const std::uint8_t k = kind[s * microbatches + a.microbatch];
+      const double held_until_b = k & kRecomputed ? c.checkpoint_bytes + c.recompute_bytes : c.activation_bytes;
+      // The acting W/BW's own buffer is live at its start even outside the first run (bounds.hpp).
+      const double own_grads = grad_action && !grad_live[s] ? c.grad_buffer_bytes : 0;
+      double at_start = 0;
+      switch (a.type) {
+        case ActionType::F:
+          live += k & kRecomputed ? c.checkpoint_bytes : c.activation_bytes;
+          at_start = live;
+          break;
+        case ActionType::RECOMPUTE:
+          live += c.recompute_bytes;
+          at_start = live;
+          break;
+        case ActionType::B:
+          at_start = live;
+          live += (k & kSplit ? c.w_buffer_bytes : 0) - held_until_b;
+          break;
+        case ActionType::BW:
+          at_start = live;
+          live -= held_until_b;
+          break;
+        case ActionType::W:
+          at_start = live;
+          live -= c.w_buffer_bytes;
+          break;
+        default:
+          break;
+      }
+      out = std::max({out, at_start + gathered + grads + own_grads, live + gathered + grads});
+      if (grad_live[s] && static_cast<std::int64_t>(i) == run_end[s]) {
+        grad_live[s] = 0;
+        grad_done[s] = 1;
+        grads -= c.grad_buffer_bytes;
+      }
+      if (out > stop_above) return out * (1 - kRounding);
+    }
+  }
+  return out * (1 - kRounding);
+}
+
+double schedule_time_bound(const Plan& plan, const simulate::ActionCosts* given) {
+  if (data_parallel_sync(plan.parallel).shard_spans_dp) return lower_bounds(plan, given).time_s;
+  const simulate::ActionCosts own = given ? simulate::ActionCosts{} : simulate::costs_from_plan(plan);
+  const simulate::ActionCosts& costs = given ? *given : own;
+  const simulate::SimResult sim = simulate::simulate(schedule::generate(schedule::schedule_for(plan)), costs);
+  // Each rank's OPT_STEP (lowering adds it) waits for everything before it on the rank.
+  double out = 0;
+  for (int r = 0; r < sim.pp; ++r) {
+    double last = 0;
+    for (std::size_t i = sim.rank_offset[r]; i < static_cast<std::size_t>(sim.rank_offset[r + 1]); ++i)
+      last = std::max(last, sim.end[i]);
+    out = std::max(out, last + (r < static_cast<int>(costs.opt_step.size()) ? costs.opt_step[r].seconds : 0));
   }
   return out * (1 - kRounding);
 }

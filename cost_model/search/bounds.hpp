@@ -17,15 +17,27 @@
 //                 shards, held all along) and its peak is at least that; the bound is the largest over ranks.
 //                 Every allocation the simulator makes is >= 0 and freed at most once, so what is live at an instant
 //                 only adds to the static bytes.
-// warmup_memory_bound (a second, costlier memory bound: it generates the compute-only schedule, no simulation):
-//                 a rank's compute stream runs its actions in program order, and an F's activations (its
-//                 checkpoint when the plan recomputes) stay allocated until its micro-batch's B/BW ends. When the
-//                 last F before the rank's first B/BW (in program order) starts, no B/BW of the rank has started,
-//                 so every one of those F's allocations is live: peak >= static + their sum. (Lowering adds
-//                 communication actions around the compute ones and keeps their order.)
+// memory_walk_bound (a second, costlier memory bound: it generates the compute-only schedule, no simulation):
+//                 the simulator's memory changes at the start or end of actions. Those of the compute stream (F,
+//                 RECOMPUTE, B, BW, W) happen in the rank's program order, one action after another, so at the
+//                 start of compute action X every allocation and free of the compute actions before X has
+//                 happened and none after X. Their running sum from the static bytes is the rank's memory at that
+//                 instant but for buffers allocated or freed by other streams: gathered parameters (UNSHARD on the
+//                 collective stream, freed by RESHARD) and unsharded gradients (allocated by the first W/BW of a
+//                 stage, freed by REDUCE_GRAD on the collective stream). Leaving both out entirely only lowers the
+//                 sum (what they hold is >= 0 at any instant), and at X's start X's own stage is gathered (F, B,
+//                 BW and RECOMPUTE need its weights, so its UNSHARD has started and its RESHARD comes after X) and,
+//                 for W/BW, X's stage holds its gradient buffer: both are added at that instant. So the largest such
+//                 sum over a rank's program is <= its simulated peak. Without ZeRO-3 every memory change is a
+//                 compute action's, and the walk is the simulator's own memory track: the bound equals the
+//                 simulated peak (up to kRounding), and a plan over memory is never simulated.
+//                 (Lowering adds communication actions around the compute ones and keeps their order.)
 // Pure ZeRO-3 is simulated layer by layer (per_layer.hpp), the stage's costs split over its layers; the sums
 // are the same up to rounding, which the factor kRounding below absorbs.
 // tests/search/bounds_test.cpp checks both bounds against the simulation of every plan of small spaces.
+#include <limits>
+
+#include "cost_model/search/simulated_timing.hpp"
 #include "cost_model/spec/config.hpp"
 
 namespace zeropp::search {
@@ -38,8 +50,38 @@ struct PlanBounds {
 // Slack for floating-point rounding between the bound's sums and the simulator's (relative).
 inline constexpr double kRounding = 1e-9;
 
-PlanBounds lower_bounds(const Plan& plan);
-// max(lower_bounds(plan).memory_bytes, the warm-up bound above) <= simulated peak.
-double warmup_memory_bound(const Plan& plan);
+// `costs`, when given, must be simulate::costs_from_plan(plan) (the search shares one table between the plans
+// that differ only in U: the table does not depend on it).
+PlanBounds lower_bounds(const Plan& plan, const simulate::ActionCosts* costs = nullptr);
+// max(lower_bounds(plan).memory_bytes, the walk above) <= simulated peak. The walk stops as soon as it exceeds
+// `stop_above` (the search passes the GPU memory: the plan cannot fit, how far it goes past does not matter).
+double memory_walk_bound(const Plan& plan, double stop_above = std::numeric_limits<double>::infinity(),
+                         const simulate::ActionCosts* costs = nullptr);
+
+// The same walk over the lowered program a simulation runs (prepare_plan), for plans whose stages are ZeRO-3
+// sharded in a z group (zero3_pp, ZeroPP; not pure ZeRO-3, simulated layer by layer): it sees where RESHARD and
+// REDUCE_GRAD sit, so it counts more buffers, where they are provably allocated:
+//   gathered   from a use of a stage (F, B, BW, RECOMPUTE: its UNSHARD started before it) until the stage's next
+//              RESHARD (compute stream, after the use in program order);
+//   gradients  from a stage's first W/BW until the last W/BW before its first REDUCE_GRAD (that REDUCE_GRAD waits
+//              for it). Only the first run of each stage: the simulator allocates the buffer at a W/BW that finds
+//              it free, so a later run may start while the previous REDUCE_GRAD still holds it and then go without.
+// >= memory_walk_bound's sum at every compute action, <= the simulated peak.
+double lowered_memory_bound(const Plan& plan, const PreparedPlan& prepared,
+                            double stop_above = std::numeric_limits<double>::infinity());
+// Whether lowered_memory_bound applies (and can say more than memory_walk_bound).
+bool has_lowered_memory_bound(const Plan& plan);
+
+// A second, costlier time bound: the makespan of the compute-only program (schedule::generate, no lowering)
+// simulated with the plan's costs, the p2p transfers as delays on the edges between ranks. The lowered program
+// the search simulates has the same compute actions with the same costs, in the same order on each compute
+// stream, and every dependency of the compute-only one: a forward waits for its RECV_F, which ends no earlier
+// than the SEND_F it matches, which starts after the producing forward and lasts the same transfer time (the
+// same for backwards); it only adds actions of non-negative length, more dependencies and, with contention,
+// longer compute; and each rank's OPT_STEP waits for all of the rank's actions. So the simulated iteration time is
+// at least every rank's last compute end here plus its OPT_STEP's seconds. Unlike lower_bounds
+// it sees the pipeline's fill and drain (every unit's, for ZeroPP). Pure ZeRO-3 (pp = 1, one rank, simulated
+// layer by layer) gains nothing from it: lower_bounds is returned as is. `costs` as in lower_bounds.
+double schedule_time_bound(const Plan& plan, const simulate::ActionCosts* costs = nullptr);
 
 }  // namespace zeropp::search

@@ -126,6 +126,7 @@ SearchOptions search_options(const std::vector<CompareRowSpec>& rows, const Comp
       o.space.strategies.push_back(r.strategy);
   o.simulate = options.simulate;
   o.progress = options.progress;
+  o.threads = options.threads;
   return o;
 }
 

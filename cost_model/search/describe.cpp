@@ -18,7 +18,10 @@ std::string describe_plan(const ParallelSpec& p) {
   std::string out = to_string(p.strategy);
   if (p.tp > 1) out += fmt::format(" tp={}", p.tp);
   if (p.z > 1) out += fmt::format(" z={}", p.z);
+  if (p.cp > 1) out += fmt::format(" cp={}{}", p.cp, p.cp_kind == CpKind::ulysses ? " ulysses" : "");
   out += fmt::format(" pp={} dp={}", p.pp, p.dp);
+  if (p.first_stage_layers > 0) out += fmt::format(" first={}", p.first_stage_layers);
+  if (p.last_stage_layers > 0) out += fmt::format(" last={}", p.last_stage_layers);
   // The choices the search makes beyond the split, shown where the strategy has a choice.
   const StrategyTraits& t = traits(p.strategy);
   if (t.min_zero_stage != t.max_zero_stage) out += fmt::format(" zero={}", p.zero_stage);

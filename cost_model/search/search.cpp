@@ -1,9 +1,12 @@
 #include "cost_model/search/search.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -11,6 +14,8 @@
 #include "cost_model/search/describe.hpp"
 #include "cost_model/search/search_budget.hpp"
 #include "cost_model/search/simulated_estimate.hpp"
+#include "cost_model/search/worker_pool.hpp"
+#include "cost_model/simulate/costs_from_plan.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/strategy.hpp"
@@ -64,11 +69,52 @@ InfeasibleReport report(const std::optional<Candidate>& c, const Experiment& ex)
   return r;
 }
 
+// simulate::costs_from_plan(plan) does not depend on the scheduling unit U (tests/search/costs_cache_test.cpp):
+// the plans that differ only in U, next to each other in the enumeration and in the visiting order alike, share
+// one table. One entry per thread, keyed by the plan with U left out and by the search it belongs to.
+class CostsCache {
+ public:
+  const simulate::ActionCosts& get(const Plan& plan, std::uint64_t search) {
+    ParallelSpec key = plan.parallel;
+    key.unit = 0;
+    for (Slot& s : slots_)
+      if (s.search == search && s.key == key) return s.costs;
+    // The enumeration cycles through the recompute modes inside the U loop: a slot for each keeps them all.
+    Slot& s = slots_[next_];
+    next_ = (next_ + 1) % slots_.size();
+    s.costs = simulate::costs_from_plan(plan);
+    s.key = key;
+    s.search = search;
+    return s.costs;
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t search = 0;  // 0: empty
+    ParallelSpec key;
+    simulate::ActionCosts costs;
+  };
+  std::array<Slot, 4> slots_;
+  std::size_t next_ = 0;
+};
+
+const simulate::ActionCosts& costs_of(const Plan& plan, std::uint64_t search) {
+  thread_local CostsCache cache;
+  return cache.get(plan, search);
+}
+
+std::uint64_t next_search_id() {
+  static std::atomic<std::uint64_t> next{1};
+  return next++;
+}
+
 class Searcher {
  public:
   Searcher(const Experiment& ex, const SearchOptions& options)
-      : ex_(ex), options_(options), order_(options.space.strategies.empty() ? all_strategies()
-                                                                            : options.space.strategies) {
+      : ex_(ex),
+        options_(options),
+        order_(options.space.strategies.empty() ? all_strategies() : options.space.strategies),
+        pool_(options.threads > 0 ? options.threads : default_threads()) {
     strategy_groups_.resize(order_.size());
     schedule_groups_.resize(order_.size() * kScheduleKinds);
     keep_ = std::max(options.top, 2);
@@ -80,10 +126,13 @@ class Searcher {
       branch_and_bound();
       closest_of_groups_with_no_fit();
     } else {
-      for (std::int64_t i = 0; i < static_cast<std::int64_t>(entries_.size()); ++i) {
-        if (entries_[i].fate == PlanFate::rejected) continue;
-        evaluate(i);
-        tick("simulating", i + 1);
+      std::vector<std::int64_t> all;
+      for (std::int64_t i = 0; i < static_cast<std::int64_t>(entries_.size()); ++i)
+        if (entries_[i].fate != PlanFate::rejected) all.push_back(i);
+      const std::vector<Speculation> done = speculate(all, /*walk=*/false);
+      for (std::size_t k = 0; k < all.size(); ++k) {
+        commit(all[k], *done[k].candidate);
+        tick("simulating", all[k] + 1);
       }
     }
     return result();
@@ -97,27 +146,83 @@ class Searcher {
   }
 
   void enumerate() {
-    // The space is counted first (cheap: no estimate) so that progress can say how far along it is.
-    total_ = options_.progress ? count_plans(ex_, options_.space) : 0;
+    // The space is enumerated first (cheap: no estimate), then every plan is checked and bounded on the pool,
+    // then the groups take their members in enumeration order.
     for_each_plan(ex_, options_.space, [&](const Plan& plan) {
       Entry e;
       e.parallel = plan.parallel;
       e.strategy = static_cast<int>(std::find(order_.begin(), order_.end(), plan.parallel.strategy) - order_.begin());
-      const std::int64_t index = static_cast<std::int64_t>(entries_.size());
-      ++strategy_groups_[e.strategy].enumerated;
-      ++schedule_group(e).enumerated;
-      try {
-        validate(plan);
-        e.bounds = lower_bounds(plan);
-        strategy_groups_[e.strategy].members.push_back(index);
-        schedule_group(e).members.push_back(index);
-      } catch (const SpecError&) {
-        e.fate = PlanFate::rejected;
-      }
       entries_.push_back(std::move(e));
-      tick("bounding", static_cast<std::int64_t>(entries_.size()));
     });
     total_ = static_cast<std::int64_t>(entries_.size());
+    constexpr std::int64_t kBlock = 64;  // plans per task: bounding one takes microseconds
+    const std::int64_t blocks = (total_ + kBlock - 1) / kBlock;
+    std::atomic<std::int64_t> bounded{0};
+    const std::thread::id caller = std::this_thread::get_id();  // progress is reported from this thread only
+    pool_.run(static_cast<std::size_t>(blocks), [&](std::size_t block) {
+      const std::int64_t lo = static_cast<std::int64_t>(block) * kBlock, hi = std::min(total_, lo + kBlock);
+      for (std::int64_t i = lo; i < hi; ++i) {
+        Entry& e = entries_[i];
+        const Plan plan = plan_of(e);
+        try {
+          validate(plan);
+          e.bounds = lower_bounds(plan, &costs_of(plan, id_));
+        } catch (const SpecError&) {
+          e.fate = PlanFate::rejected;
+        }
+      }
+      const std::int64_t done = bounded += hi - lo;
+      if (std::this_thread::get_id() == caller) tick_every("bounding", done);
+    });
+    for (std::int64_t i = 0; i < total_; ++i) {
+      Entry& e = entries_[i];
+      ++strategy_groups_[e.strategy].enumerated;
+      ++schedule_group(e).enumerated;
+      if (e.fate == PlanFate::rejected) continue;
+      strategy_groups_[e.strategy].members.push_back(i);
+      schedule_group(e).members.push_back(i);
+    }
+    tick("bounding", total_);
+  }
+
+  // A plan's work that depends on that plan alone, done ahead on the pool: its memory walk bound and, when
+  // that does not rule it out, its evaluation.
+  struct Speculation {
+    double walk = 0;           // memory_walk_bound
+    double schedule_time = 0;  // schedule_time_bound (0: not reached)
+    double lowered = 0;        // lowered_memory_bound (0: not reached or not applicable)
+    std::optional<Candidate> candidate;
+  };
+
+  // For branch_and_bound: the checks of its visit in the same order (memory walk, schedule time bound, lowered
+  // memory walk), each against the GPU memory or the threshold as it stood when the plan was picked (thresholds
+  // only fall, so a plan they rule out now the visit rules out too), then the evaluation. Without `walk` (the
+  // exhaustive search) only the evaluation.
+  std::vector<Speculation> speculate(const std::vector<std::int64_t>& plans, bool walk,
+                                     const std::vector<double>& thresholds = {}) {
+    std::vector<Speculation> out(plans.size());
+    pool_.run(plans.size(), [&](std::size_t k) {
+      const Entry& e = entries_[plans[k]];
+      Speculation& sp = out[k];
+      if (!walk) {
+        sp.candidate = evaluated_candidate(plans[k]);
+        return;
+      }
+      const Plan plan = plan_of(e);
+      const simulate::ActionCosts& costs = costs_of(plan, id_);
+      sp.walk = memory_walk_bound(plan, memory(), &costs);
+      if (std::max(e.bounds.memory_bytes, sp.walk) > memory()) return;
+      sp.schedule_time = schedule_time_bound(plan, &costs);
+      if (std::max(e.bounds.time_s, sp.schedule_time) > thresholds[k]) return;
+      // The program the simulation runs, walked first where that can say more (bounds.hpp), then simulated.
+      const PreparedPlan prepared = prepare_plan(plan, costs);
+      if (has_lowered_memory_bound(plan)) {
+        sp.lowered = lowered_memory_bound(plan, prepared, memory());
+        if (sp.lowered > memory()) return;
+      }
+      sp.candidate = evaluated_candidate(plans[k], &prepared);
+    });
+    return out;
   }
 
   // The time above which a plan of this entry's groups can no longer enter any answer.
@@ -141,26 +246,73 @@ class Searcher {
     std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
       return entries_[a].bounds.time_s < entries_[b].bounds.time_s;
     });
+    // Rounds: the next plans (up to `batch`) that the thresholds as they stand do not rule out are bounded and
+    // simulated on the pool; then the visit below takes the plans in order with the thresholds of the moment,
+    // exactly as one thread would, and uses those results where it simulates. Thresholds only fall along the
+    // visit, so a plan it simulates was picked for the round (a plan picked that it then rules out is dropped).
+    const std::size_t batch = pool_.threads() > 1 ? 4 * static_cast<std::size_t>(pool_.threads()) : 1;
+    std::size_t pos = 0;
     std::int64_t visited = 0;
-    for (std::int64_t i : order) {
-      Entry& e = entries_[i];
-      tick("simulating", ++visited);
-      if (e.bounds.memory_bytes > memory()) {
-        e.fate = PlanFate::over_memory_bound;
-        continue;
+    bool stopped = false;
+    while (pos < order.size() && !stopped) {
+      std::vector<std::int64_t> picked;
+      std::vector<double> thresholds;
+      std::size_t end = pos;
+      for (; end < order.size() && picked.size() < batch; ++end) {
+        const Entry& e = entries_[order[end]];
+        if (e.bounds.memory_bytes > memory()) continue;
+        const double t = threshold(e);
+        if (e.bounds.time_s > t) {
+          if (e.bounds.time_s > largest_threshold()) break;
+          continue;
+        }
+        picked.push_back(order[end]);
+        thresholds.push_back(t);
       }
-      if (e.bounds.time_s > threshold(e)) {
-        e.fate = PlanFate::pruned_by_time;
-        if (e.bounds.time_s > largest_threshold()) break;  // every later bound is larger still
-        continue;
+      const std::vector<Speculation> ahead = speculate(picked, /*walk=*/true, thresholds);
+      std::unordered_map<std::int64_t, std::size_t> slot;
+      for (std::size_t k = 0; k < picked.size(); ++k) slot.emplace(picked[k], k);
+      for (; pos < order.size(); ++pos) {
+        const std::int64_t i = order[pos];
+        Entry& e = entries_[i];
+        if (e.bounds.memory_bytes > memory()) {
+          tick("simulating", ++visited);
+          e.fate = PlanFate::over_memory_bound;
+          continue;
+        }
+        if (e.bounds.time_s > threshold(e)) {
+          tick("simulating", ++visited);
+          e.fate = PlanFate::pruned_by_time;
+          if (e.bounds.time_s > largest_threshold()) {  // every later bound is larger still
+            stopped = true;
+            break;
+          }
+          continue;
+        }
+        const auto it = slot.find(i);
+        if (it == slot.end()) break;  // beyond this round: the next one starts here
+        tick("simulating", ++visited);
+        // The costlier bounds, only for plans that would otherwise be simulated (bounds.hpp): the memory walk,
+        // the compute-only schedule's time (not for the break above: the visit is sorted by the first bound),
+        // the walk of the lowered program.
+        const Speculation& sp = ahead[it->second];
+        e.bounds.memory_bytes = std::max(e.bounds.memory_bytes, sp.walk);
+        if (e.bounds.memory_bytes > memory()) {
+          e.fate = PlanFate::over_memory_bound;
+          continue;
+        }
+        e.bounds.time_s = std::max(e.bounds.time_s, sp.schedule_time);
+        if (e.bounds.time_s > threshold(e)) {
+          e.fate = PlanFate::pruned_by_time;
+          continue;
+        }
+        e.bounds.memory_bytes = std::max(e.bounds.memory_bytes, sp.lowered);
+        if (e.bounds.memory_bytes > memory()) {
+          e.fate = PlanFate::over_memory_bound;
+          continue;
+        }
+        commit(i, *sp.candidate);
       }
-      // The costlier memory bound, only for plans that would otherwise be simulated.
-      e.bounds.memory_bytes = std::max(e.bounds.memory_bytes, warmup_memory_bound(plan_of(e)));
-      if (e.bounds.memory_bytes > memory()) {
-        e.fate = PlanFate::over_memory_bound;
-        continue;
-      }
-      evaluate(i);
     }
     // Plans after the break keep fate pruned_by_time unless their memory bound already rules them out.
     for (Entry& e : entries_)
@@ -180,19 +332,66 @@ class Searcher {
       const auto out_of_reach = [&](double bound) {
         return g.closest && bound - memory() > g.closest->estimate.over_by_bytes;
       };
-      for (std::int64_t i : members) {
-        if (out_of_reach(entries_[i].bounds.memory_bytes)) break;
-        if (evaluated_.contains(i)) continue;
-        if (out_of_reach(warmup_memory_bound(plan_of(entries_[i])))) continue;
-        evaluate(i);
+      // In rounds as in branch_and_bound: the next members within reach are bounded and simulated on the pool,
+      // then taken in order with the reach of the moment (it only shrinks).
+      const std::size_t batch = pool_.threads() > 1 ? 4 * static_cast<std::size_t>(pool_.threads()) : 1;
+      std::size_t pos = 0;
+      bool stopped = false;
+      while (pos < members.size() && !stopped) {
+        std::vector<std::int64_t> picked;
+        std::size_t end = pos;
+        for (; end < members.size() && picked.size() < batch; ++end) {
+          const std::int64_t i = members[end];
+          if (out_of_reach(entries_[i].bounds.memory_bytes)) break;
+          if (!evaluated_.contains(i)) picked.push_back(i);
+        }
+        const std::vector<Speculation> ahead = speculate_reach(picked, out_of_reach);
+        std::unordered_map<std::int64_t, std::size_t> slot;
+        for (std::size_t k = 0; k < picked.size(); ++k) slot.emplace(picked[k], k);
+        for (; pos < members.size(); ++pos) {
+          const std::int64_t i = members[pos];
+          if (out_of_reach(entries_[i].bounds.memory_bytes)) {
+            stopped = true;
+            break;
+          }
+          if (evaluated_.contains(i)) continue;
+          const auto it = slot.find(i);
+          if (it == slot.end()) break;
+          const Speculation& sp = ahead[it->second];
+          if (out_of_reach(sp.walk)) continue;
+          commit(i, *sp.candidate);
+        }
       }
     };
     for (Group& g : strategy_groups_) settle(g);
     for (Group& g : schedule_groups_) settle(g);
   }
 
-  void evaluate(std::int64_t i) {
-    Entry& e = entries_[i];
+  // Memory walk bound of each plan and, unless that puts it out of reach, its evaluation (the reach decides again,
+  // in order, afterwards).
+  // `out_of_reach` as it stands (the reach only shrinks): a plan already out of it is not evaluated.
+  template <class Reach>
+  std::vector<Speculation> speculate_reach(const std::vector<std::int64_t>& plans, const Reach& out_of_reach) {
+    std::vector<Speculation> out(plans.size());
+    pool_.run(plans.size(), [&](std::size_t k) {
+      const Plan plan = plan_of(entries_[plans[k]]);
+      const simulate::ActionCosts& costs = costs_of(plan, id_);
+      out[k].walk = memory_walk_bound(plan, std::numeric_limits<double>::infinity(), &costs);
+      if (out_of_reach(out[k].walk)) return;
+      const PreparedPlan prepared = prepare_plan(plan, costs);
+      if (!has_lowered_memory_bound(plan)) {
+        out[k].candidate = evaluated_candidate(plans[k], &prepared);
+        return;
+      }
+      out[k].walk = std::max(out[k].walk, lowered_memory_bound(plan, prepared));
+      if (!out_of_reach(out[k].walk)) out[k].candidate = evaluated_candidate(plans[k], &prepared);
+    });
+    return out;
+  }
+
+  // Evaluates plan i (simulated, or in closed form): depends on that plan alone, so it may run on any thread.
+  Candidate evaluated_candidate(std::int64_t i, const PreparedPlan* prepared = nullptr) const {
+    const Entry& e = entries_[i];
     const Plan plan = plan_of(e);
     Candidate c;
     c.parallel = e.parallel;
@@ -202,7 +401,7 @@ class Searcher {
     o.validate = false;  // validate(Plan) ran at enumeration
     if (options_.simulate) {
       try {
-        SimulatedEstimate s = simulated_estimate(plan, o);
+        SimulatedEstimate s = prepared ? simulated_estimate(plan, o, *prepared) : simulated_estimate(plan, o);
         c.estimate = s.estimate;
         c.closed_form = s.closed_form;
         c.simulated = s.simulated;
@@ -216,6 +415,13 @@ class Searcher {
       c.estimate = c.closed_form = analytic::estimate(plan, o);
     }
     c.closed_form_iteration = c.closed_form.time_s.iteration;
+    return c;
+  }
+
+  // Records the evaluation of plan i in its groups and the ranking (the calling thread, in visiting order).
+  void commit(std::int64_t i, Candidate c) {
+    Entry& e = entries_[i];
+    c.bounds = e.bounds;  // as they stand when it is visited (the memory walk bound included)
     e.fate = PlanFate::simulated;
     strategy_groups_[e.strategy].add(c);
     schedule_group(e).add(c);
@@ -236,6 +442,10 @@ class Searcher {
   void tick(const char* phase, std::int64_t done) {
     if (options_.progress && (done % 1024 == 0 || done == total_)) options_.progress(phase, done, total_);
   }
+  // The same when `done` moves in steps (blocks of plans), not one by one.
+  void tick_every(const char* phase, std::int64_t done) {
+    if (options_.progress && done < total_) options_.progress(phase, done, total_);
+  }
 
   SearchResult result() {
     SearchResult r;
@@ -247,9 +457,10 @@ class Searcher {
         : options_.exhaustive
             ? "none: every plan is simulated (exhaustive)"
             : "exact branch and bound: a plan is not simulated when a lower bound on its simulated peak (static "
-              "model-state bytes + the activations of the forwards before its first backward) exceeds GPU memory "
-              "(it cannot fit), or when a lower bound on its simulated time (busiest rank's compute seconds + the "
-              "forward chain before it) exceeds the time of every answer it could change";
+              "model-state bytes + the memory of its compute actions in program order, with the ZeRO-3 buffers "
+              "that are provably held) exceeds GPU memory (it cannot fit), or when a lower bound on its simulated "
+              "time (the busiest rank's compute seconds + the forward chain before it, then the compute-only "
+              "schedule's makespan) exceeds the time of every answer it could change";
     r.tie_rule = "ties: lower peak memory, then the earlier plan in enumeration order (strategy, tp/z, pp, ZeRO "
                  "stage, sequence parallelism and TP overlap, schedule, v, b, U, recompute)";
     SearchCounts& n = r.counts;
@@ -329,6 +540,8 @@ class Searcher {
   const Experiment& ex_;
   const SearchOptions& options_;
   std::vector<Strategy> order_;
+  WorkerPool pool_;
+  const std::uint64_t id_ = next_search_id();  // keys the per-thread cost tables (costs_of)
   std::vector<Entry> entries_;
   std::vector<Group> strategy_groups_, schedule_groups_;
   std::unordered_map<std::int64_t, Candidate> evaluated_;

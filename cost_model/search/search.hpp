@@ -15,6 +15,9 @@
 //      skipped this way has a simulated time >= its bound > the thresholds: it cannot enter any answer.
 //   3. For each group (strategy, or pair) with no plan that fits, plans are visited by memory bound and
 //      simulated until the bound exceeds memory + the smallest excess found: the closest plan is exact too.
+// Steps 1 and 2 (and 3) run their per-plan work on SearchOptions::threads threads: bounds are computed for all
+// plans at once; in step 2 the next plans that the thresholds as they stand do not rule out are simulated
+// together, then taken in order on one thread with the thresholds of the sequential visit.
 // The simulated peak decides fit. Order of plans ("faster"): shorter simulated iteration, then lower simulated
 // peak, then earlier in the enumeration order of space.hpp; "closer": smaller excess over memory, then faster.
 // With simulate = false the closed form (analytic::estimate) ranks every plan and decides fit; no bound is
@@ -40,6 +43,11 @@ struct SearchOptions {
   bool exhaustive = false;  // simulate every plan, no pruning (tests)
   int top = 10;             // the fastest `top` plans are found exactly (at least 2: the runner-up explains)
   bool keep_all = false;    // keep every enumerated plan in SearchResult::all (--csv)
+  // Threads that bound and simulate plans (0: every core, worker_pool.hpp). The answer, the counts and every
+  // plan's fate are the same for any number: the decisions are taken on one thread in the order above, the
+  // other threads only evaluate plans ahead of them (a plan evaluated ahead that the order then rules out is
+  // dropped, as if never simulated).
+  int threads = 0;
   // Called now and then: (phase, plans done, plans in the space). Phases: "bounding" (enumerating and bounding
   // every plan), "simulating" (visiting plans by time bound). Optional.
   std::function<void(const char*, std::int64_t, std::int64_t)> progress;

@@ -20,9 +20,10 @@ analytic::CommBytes simulated_comm_bytes(const Plan& plan, const simulate::SimRe
     analytic::CommBytes c;
     c.tp = a.tp;
     c.dp = a.dp;
+    c.cp = a.cp;  // inside F/B like TP: from the analytic model
     c.pp = sim.ranks[r].comm_bytes.pp;
     c.zero = sim.ranks[r].comm_bytes.zero * ring;
-    c.total = c.tp + c.pp + c.dp + c.zero;
+    c.total = c.tp + c.pp + c.dp + c.zero + c.cp;
     if (r == 0 || c.total > busiest.total) busiest = c;
   }
   return busiest;
@@ -37,8 +38,10 @@ SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::EstimateO
   return simulated_estimate(plan, closed_form, checked);
 }
 
-SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::Estimate& closed_form,
-                                     const analytic::EstimateOptions& options) {
+namespace {
+
+SimulatedEstimate estimate_with(const Plan& plan, const analytic::Estimate& closed_form,
+                                const analytic::EstimateOptions& options, const PreparedPlan* prepared) {
   SimulatedEstimate out;
   out.closed_form = closed_form;
   if (!simulatable(plan)) {
@@ -46,7 +49,7 @@ SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::Estimate&
     return out;
   }
   schedule::check_action_budget(plan.parallel);  // refused by name, before the program could exhaust memory
-  const simulate::SimResult sim = simulate_plan(plan);
+  const simulate::SimResult sim = simulate_plan(plan, prepared);
   analytic::EstimateOptions o = options;
   // The closed-form estimate validated the plan (or its caller vouched for it).
   o.validate = false;
@@ -56,6 +59,23 @@ SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::Estimate&
   out.simulated = true;
   out.peak = peak_breakdown(plan, sim);
   return out;
+}
+
+}  // namespace
+
+SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::Estimate& closed_form,
+                                     const analytic::EstimateOptions& options) {
+  return estimate_with(plan, closed_form, options, nullptr);
+}
+
+SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::EstimateOptions& options,
+                                     const PreparedPlan& prepared) {
+  analytic::EstimateOptions closed = options;
+  closed.pipeline = nullptr;
+  const analytic::Estimate closed_form = analytic::estimate(plan, closed);
+  analytic::EstimateOptions checked = options;
+  checked.validate = false;
+  return estimate_with(plan, closed_form, checked, &prepared);
 }
 
 nlohmann::json to_json(const SimulatedEstimate& s) {

@@ -9,6 +9,7 @@
 //   zero  its UNSHARD / REDUCE_GRAD bytes times the ring factor (z-1)/z, i.e. bytes sent per GPU (the simulator
 //         counts full buffers);
 //   tp    from the analytic model (TP collectives sit inside F/B, the simulator does not split them out);
+//   cp    the same for context parallelism's exchanges (present only with cp > 1);
 //   dp    from the analytic model (once per iteration, the same whatever the schedule).
 // The rank reported is the one with the largest total, as analytic::comm_bytes(plan) does.
 // The memory breakdown (params, grads, optimizer, activations, buffers) of `estimate` stays the closed form's;
@@ -25,6 +26,7 @@
 #include "cost_model/analytic/comm_volume.hpp"
 #include "cost_model/analytic/estimate.hpp"
 #include "cost_model/search/peak_memory.hpp"
+#include "cost_model/search/simulated_timing.hpp"
 #include "cost_model/simulate/simulator.hpp"
 #include "cost_model/spec/config.hpp"
 
@@ -50,6 +52,9 @@ SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::EstimateO
 // simulates only the promising ones).
 SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::Estimate& closed_form,
                                      const analytic::EstimateOptions& options = {});
+// The same simulating `prepared` (prepare_plan(plan), when the caller built it already: simulated_timing.hpp).
+SimulatedEstimate simulated_estimate(const Plan& plan, const analytic::EstimateOptions& options,
+                                     const PreparedPlan& prepared);
 
 // analytic::to_json(estimate) plus "executor": "simulator" | "closed_form" and
 // "closed_form": {time_s: {compute, comm_exposed, bubble, iteration}, memory_bytes: {peak},

@@ -4,6 +4,7 @@
 #include <array>
 #include <vector>
 
+#include "cost_model/analytic/stage_balance.hpp"
 #include "cost_model/schedule/generate.hpp"
 #include "cost_model/schedule/plan_program.hpp"
 #include "cost_model/simulate/costs_from_plan.hpp"
@@ -22,10 +23,12 @@ double tp_seconds_on_rank(const Plan& plan, const analytic::ActionCosts& a, int 
   const ParallelSpec& par = plan.parallel;
   const int p = par.pp, S = p * par.v;
   const bool recompute = par.recompute != Recompute::none;
+  const StageLayout layout = stage_layout(plan.model, par);
   double per_mb = 0;
   for (int c = 0; c < par.v; ++c) {
     const int vs = c * p + r;
-    per_mb += a.tp_f + a.tp_b + (recompute ? a.tp_recompute : 0);
+    per_mb += analytic::stage_share(layout, vs, a.layers_per_chunk) *
+              (a.tp_f + a.tp_b + (recompute ? a.tp_recompute : 0));
     if (vs == 0) per_mb += a.embed_tp_f;
     if (vs == S - 1) per_mb += a.head_tp_f + a.head_tp_b;
   }
@@ -93,15 +96,22 @@ std::array<double, 3> exposed_by_category(const simulate::SimResult& sim, int r)
 
 }  // namespace
 
-simulate::SimResult simulate_plan(const Plan& plan) {
-  const schedule::Program program = schedule::program_for(plan);
-  const simulate::ActionCosts costs = simulate::costs_from_plan(plan);
+PreparedPlan prepare_plan(const Plan& plan) { return {schedule::program_for(plan), simulate::costs_from_plan(plan)}; }
+
+PreparedPlan prepare_plan(const Plan& plan, const simulate::ActionCosts& costs) {
+  return {schedule::program_for(plan), costs};
+}
+
+simulate::SimResult simulate_plan(const Plan& plan, const PreparedPlan* prepared) {
+  const PreparedPlan own = prepared ? PreparedPlan{} : prepare_plan(plan);
+  const PreparedPlan& use = prepared ? *prepared : own;
   if (data_parallel_sync(plan.parallel).shard_spans_dp) {
     // Pure ZeRO-3: one stage (pp = 1) gathered a layer at a time (simulate/per_layer.hpp).
     const int layers = plan.model.layers;
-    return simulate::simulate(simulate::expand_layers(program, layers), simulate::per_layer_costs(costs, layers));
+    return simulate::simulate(simulate::expand_layers(use.program, layers),
+                              simulate::per_layer_costs(use.costs, layers));
   }
-  return simulate::simulate(program, costs);
+  return simulate::simulate(use.program, use.costs);
 }
 
 analytic::PipelineTiming simulated_timing(const Plan& plan) { return simulated_timing(plan, simulate_plan(plan)); }

@@ -15,13 +15,25 @@
 //   bubble       makespan - compute-stream time - exposed_comm (nothing runs).
 // peak_memory is the highest per-rank peak the simulator tracked.
 #include "cost_model/analytic/time_model.hpp"
+#include "cost_model/schedule/action.hpp"
+#include "cost_model/simulate/costs.hpp"
 #include "cost_model/simulate/simulator.hpp"
 #include "cost_model/spec/config.hpp"
 
 namespace zeropp::search {
 
-// The plan's lowered program run once with costs_from_plan(plan).
-simulate::SimResult simulate_plan(const Plan& plan);
+// What a simulation of the plan runs: its lowered program (schedule::program_for) and its cost table
+// (simulate::costs_from_plan), built once when a caller looks at them before simulating (search/bounds.hpp).
+struct PreparedPlan {
+  schedule::Program program;
+  simulate::ActionCosts costs;
+};
+PreparedPlan prepare_plan(const Plan& plan);
+// The same with the cost table at hand (it must be simulate::costs_from_plan(plan)).
+PreparedPlan prepare_plan(const Plan& plan, const simulate::ActionCosts& costs);
+
+// The plan's lowered program run once with costs_from_plan(plan) (`prepared`, when given, is prepare_plan(plan)).
+simulate::SimResult simulate_plan(const Plan& plan, const PreparedPlan* prepared = nullptr);
 
 analytic::PipelineTiming simulated_timing(const Plan& plan);
 // The same split of a simulation already run: `sim` must be simulate_plan(plan).

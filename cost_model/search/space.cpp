@@ -6,6 +6,7 @@
 
 #include "cost_model/analytic/divisors.hpp"
 #include "cost_model/schedule/budget.hpp"
+#include "cost_model/search/stage_splits.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/limits.hpp"
@@ -22,6 +23,16 @@ std::vector<int> divisors_from(int n, int first) {
   return out;
 }
 
+// The context-parallel sizes tried with `gpus` GPUs left after the intra-node group (space.hpp).
+std::vector<int> cp_sizes(const Experiment& ex, const SpaceOptions& options, int gpus) {
+  std::vector<int> out{1};
+  const ModelSpec& m = ex.model;
+  if (m.attention_kind() != AttentionKind::flash) return out;  // validate_context_parallel
+  for (int cp : divisors_from(gpus, 2))
+    if (m.seq_len % (2 * cp) == 0 && m.seq_len / cp >= options.min_cp_tokens) out.push_back(cp);
+  return out;
+}
+
 // The intra-node group sizes a strategy tries (tp for 3D, z for the ZeRO-3 strategies, 1 otherwise).
 std::vector<int> inner_sizes(const Experiment& ex, Strategy s) {
   const ModelSpec& m = ex.model;
@@ -34,9 +45,24 @@ std::vector<int> inner_sizes(const Experiment& ex, Strategy s) {
     return out;
   }
   if (!t.zero3_group) return {1};
-  // Pure ZeRO-3 shards over every data-parallel GPU; written z = one node (or fewer GPUs), dp = the rest.
-  if (!t.pipeline) return {std::min(g, ex.gpus)};
   return divisors_from(g, 2);
+}
+
+// The (tp, z) intra-node groups a strategy tries: tp sizes for 3D, z sizes for the ZeRO-3 strategies; pure ZeRO-3
+// also with every tp >= 2 (FSDP2 + TP, z = 1) when the plan's framework is FSDP2's.
+std::vector<std::pair<int, int>> inner_groups(const Experiment& ex, Strategy s) {
+  std::vector<std::pair<int, int>> out;
+  if (s == Strategy::zero3) {
+    // Pure ZeRO-3 shards over every data-parallel GPU; written z = one node (or fewer GPUs), dp = the rest.
+    out.emplace_back(1, std::min(ex.cluster.gpus_per_node, ex.gpus));
+    if (ex.framework.value_or(Framework::fsdp2) == Framework::fsdp2)
+      for (int tp : inner_sizes(ex, Strategy::three_d))
+        if (tp > 1) out.emplace_back(tp, 1);
+    return out;
+  }
+  const bool tp_inner = traits(s).tensor_parallel;
+  for (int inner : inner_sizes(ex, s)) out.emplace_back(tp_inner ? inner : 1, tp_inner ? 1 : inner);
+  return out;
 }
 
 // Tensor-parallel communication: with tp > 1 sequence parallelism on, on with the TP communication overlapped where
@@ -63,8 +89,8 @@ struct ScheduleChoice {
 
 std::vector<ScheduleChoice> schedule_choices(Strategy s, int pp, int L, int max_v) {
   std::vector<ScheduleChoice> out;
-  if (max_v == 0) max_v = L / pp;  // no cut: pp v divides L, so v <= L / pp
-  const auto fits = [&](int v) { return L % (pp * v) == 0; };
+  if (max_v == 0) max_v = (L + 2) / pp;  // no cut: a split needs pp v <= L + 2 (stage_splits.hpp)
+  const auto fits = [&](int v) { return !stage_splits(L, pp, v).empty(); };
   if (is_zeropp(s)) {
     for (int v = 1; v <= (pp > 1 ? max_v : 1); ++v)
       if (fits(v)) out.push_back({ScheduleKind::zeropp, v});
@@ -87,6 +113,9 @@ void check(const Experiment& ex, const SpaceOptions& options) {
   if (options.max_micro_batch < 0)
     throw SpecError("search.max_micro_batch",
                     fmt::format("search.max_micro_batch={} must be >= 1 (0: no cut)", options.max_micro_batch));
+  if (options.min_cp_tokens < 1)
+    throw SpecError("search.min_cp_tokens",
+                    fmt::format("search.min_cp_tokens={} must be >= 1", options.min_cp_tokens));
   // Bounded like the plans they generate.
   check_at_most("search", "max_v", options.max_v, limits::kLayers);
   check_at_most("search", "max_micro_batch", options.max_micro_batch, limits::kMicroBatch);
@@ -118,15 +147,19 @@ void for_each_layout(const Experiment& ex, const SpaceOptions& options,
   for (Strategy s : strategies) {
     const StrategyTraits& t = traits(s);
     p.strategy = s;
-    const bool tp_inner = t.tensor_parallel;
-    for (int inner : inner_sizes(ex, s)) {
+    for (const auto& [group_tp, group_z] : inner_groups(ex, s)) {
+      const int inner = group_tp * group_z;
       if (inner > N || N % inner != 0) continue;
-      for (int pp : (t.pipeline ? divisors(L) : std::vector<int>{1})) {
-        if (N % (inner * pp) != 0) continue;
-        p.tp = tp_inner ? inner : 1;
-        p.z = tp_inner ? 1 : inner;
+      for (int cp : cp_sizes(ex, options, N / inner)) {
+      p.cp = cp;
+      // Every pipeline depth the GPUs allow with a layer or more per rank; the layers need not divide evenly
+      // (stage_splits.hpp).
+      for (int pp : (t.pipeline ? divisors(N / (inner * cp)) : std::vector<int>{1})) {
+        if (pp > L) break;
+        p.tp = group_tp;
+        p.z = group_z;
         p.pp = pp;
-        p.dp = N / (inner * pp);
+        p.dp = N / (inner * cp * pp);
         const long long pipelines = static_cast<long long>(p.z) * p.dp;
         if (G % pipelines != 0) continue;
         // Every b with b * pipelines dividing G: the divisors of G / pipelines (up to the cut, if any).
@@ -145,6 +178,9 @@ void for_each_layout(const Experiment& ex, const SpaceOptions& options,
             for (const ScheduleChoice& sc : schedule_choices(s, pp, L, options.max_v)) {
               p.schedule = sc.kind;
               p.v = sc.v;
+              for (const StageSplit& split : stage_splits(L, pp, sc.v)) {
+              p.first_stage_layers = split.first_stage_layers;
+              p.last_stage_layers = split.last_stage_layers;
               for (int b : micro_batches) {
                 if (options.max_micro_batch > 0 && b > options.max_micro_batch) break;
                 if (b > limits::kMicroBatch) break;
@@ -157,9 +193,11 @@ void for_each_layout(const Experiment& ex, const SpaceOptions& options,
                 // U: every size 1..B for the zeropp schedule (ragged last unit allowed), else 1.
                 visit(plan, sc.kind == ScheduleKind::zeropp ? static_cast<int>(B) : 1);
               }
+              }
             }
           }
         }
+      }
       }
     }
   }

@@ -4,7 +4,10 @@
 #include "cost_model/analytic/contention.hpp"
 #include "cost_model/analytic/memory.hpp"
 #include "cost_model/analytic/params.hpp"
+#include "cost_model/analytic/stage_balance.hpp"
 #include "cost_model/analytic/time_model.hpp"
+#include "cost_model/simulate/per_layer.hpp"
+#include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/strategy.hpp"
 
@@ -17,7 +20,10 @@ ActionCosts costs_from_plan(const Plan& plan) {
   const analytic::ActionCosts a = analytic::action_costs(plan);
   const int p = par.pp, v = par.v, t = par.tp, S = p * v;
   const double e = analytic::element_bytes(par.dtype);
-  const double lc = analytic::layers_per_virtual_stage(m, p, v);
+  // a's per-chunk seconds are for a.layers_per_chunk layers (the largest virtual stage); each stage scales them
+  // by its own layers (all the same with an even split).
+  const StageLayout layout = stage_layout(m, par);
+  const analytic::PipelineParams params = analytic::pipeline_params(m, layout, t);
 
   analytic::ActivationOptions act;
   act.b = par.micro_batch;
@@ -25,11 +31,13 @@ ActionCosts costs_from_plan(const Plan& plan) {
   act.sequence_parallel = par.sequence_parallel;
   act.dtype = par.dtype;
   act.recompute = Recompute::none;
-  const analytic::SplitActivation full = analytic::split_activation_bytes_per_layer(m, act);
-  const double first_extra = analytic::first_stage_extra_activation_bytes(m, act);
-  const double last_extra = analytic::last_stage_extra_activation_bytes(m, act);
+  // Activations and messages of a CP rank's s/cp tokens (spec/context_parallel.hpp).
+  const ModelSpec local = cp_rank_model(m, par.cp);
+  const analytic::SplitActivation full = analytic::split_activation_bytes_per_layer(local, act);
+  const double first_extra = analytic::first_stage_extra_activation_bytes(local, act);
+  const double last_extra = analytic::last_stage_extra_activation_bytes(local, act);
   act.recompute = par.recompute;
-  const double kept = analytic::activation_bytes_per_layer(m, act);
+  const double kept = analytic::activation_bytes_per_layer(local, act);
 
   const DataParallelSync dps = data_parallel_sync(par);
   // Parameters travel and are gathered in the compute dtype; gradients are reduced (and wait unsharded for
@@ -41,24 +49,26 @@ ActionCosts costs_from_plan(const Plan& plan) {
   const analytic::Group zg = analytic::shard_group(par);
   const analytic::Group dg = analytic::dp_sync_group(par);
   const bool dp_reduce_scatter = dps.mode == DpSyncMode::reduce_scatter;
-  const double message = e * par.micro_batch * static_cast<double>(m.seq_len) * m.hidden / t;  // b*s*h / t
+  const double message = e * par.micro_batch * static_cast<double>(local.seq_len) * m.hidden / t;  // b*s*h / t
 
   ActionCosts costs;
   costs.stages.resize(S);
   for (int vs = 0; vs < S; ++vs) {
     StageCost& s = costs.stages[vs];
     const bool first = vs == 0, last = vs == S - 1;
-    s.f = a.f + a.tp_f + (first ? a.embed_tp_f : 0) + (last ? a.head_f + a.head_tp_f : 0);
-    s.b = a.b + a.tp_b + (last ? a.head_b + a.head_tp_b : 0);
-    s.w = a.w + (last ? a.head_w : 0);
+    const int layers = layout.stage_layers(vs);
+    const double k = analytic::stage_share(layout, vs, a.layers_per_chunk);
+    s.f = k * (a.f + a.tp_f) + (first ? a.embed_tp_f : 0) + (last ? a.head_f + a.head_tp_f : 0);
+    s.b = k * (a.b + a.tp_b) + (last ? a.head_b + a.head_tp_b : 0);
+    s.w = k * a.w + (last ? a.head_w : 0);
     s.bw = s.b + s.w;
-    s.recompute = a.recompute + a.tp_recompute;
+    s.recompute = k * (a.recompute + a.tp_recompute);
     s.send_f = {a.p2p, message};
     s.send_b = {a.p2p, message};
 
-    const double params = static_cast<double>(analytic::virtual_stage_params(m, p, v, vs, t).total());
+    const double stage_params = static_cast<double>(params.stage(vs).total());
     if (is_sharded) {
-      const double gathered = param_bytes * params, grads = grad_bytes * params;
+      const double gathered = param_bytes * stage_params, grads = grad_bytes * stage_params;
       s.unshard = {analytic::collective_time(c, analytic::Collective::all_gather, zg.size, zg.stride, gathered),
                    gathered};
       s.reduce_grad = {analytic::collective_time(c, analytic::Collective::reduce_scatter, zg.size, zg.stride, grads),
@@ -67,13 +77,14 @@ ActionCosts costs_from_plan(const Plan& plan) {
       s.grad_buffer_bytes = grads;
     }
     if (dg.size > 1) {
-      const double bytes = grad_bytes * params / dps.grad_shard;
+      const double bytes = grad_bytes * stage_params / dps.grad_shard;
       const auto kind = dp_reduce_scatter ? analytic::Collective::reduce_scatter : analytic::Collective::all_reduce;
       s.dp_sync = {analytic::collective_time(c, kind, dg.size, dg.stride, bytes), bytes};
-      s.dp_sync_buckets = dp_sync_buckets(par, vs, params, static_cast<int>(lc));
+      s.dp_sync_buckets = dp_sync_buckets(par, vs, stage_params, layers);
     }
 
     const double extra = (first ? first_extra : 0) + (last ? last_extra : 0);
+    const double lc = layers;
     s.activation_bytes = lc * full.until_b + extra;
     s.checkpoint_bytes = lc * kept + extra;
     // One layer at a time. With flash attention selective recomputation keeps everything in this memory model
@@ -82,17 +93,23 @@ ActionCosts costs_from_plan(const Plan& plan) {
     s.w_buffer_bytes = lc * full.until_w;
   }
 
+  // Naive ZeRO-3 under PP gathers a stage before every F and B: one gathered stage in use and the next one
+  // prefetched, as FSDP's and DeepSpeed's prefetch depth of one unit (per_layer.hpp, kDefaultPrefetch; DeepSpeed
+  // also caps what is live: stage3_max_live_parameters). Without the cap the simulator would start every gather
+  // of the warm-up at once and hold them all, which neither framework does.
+  if (dps.gather == ParamGather::per_micro_batch && !dps.shard_spans_dp) costs.gathered_limit = 1 + kDefaultPrefetch;
   costs.contention = analytic::contention_share(c, analytic::CommKernel::nccl);
   costs.static_bytes.resize(p);
   costs.opt_step.resize(p);
+  const std::vector<analytic::MemoryBytes> memory = analytic::memory_bytes_by_rank(plan);
   for (int rank = 0; rank < p; ++rank) {
-    const analytic::MemoryBytes mem = analytic::memory_bytes(plan, rank);
+    const analytic::MemoryBytes& mem = memory[rank];
     costs.static_bytes[rank] = mem.params + mem.grads + mem.optimizer;
     // The dp-sharded optimizer all-gathers the updated parameter shard; the end ranks all-reduce the tied
     // embedding's gradient copies.
     double bytes = 0;
     if (dg.size > 1 && dp_reduce_scatter) {
-      bytes = param_bytes * static_cast<double>(analytic::rank_params(m, p, v, rank, t).total()) / dps.grad_shard;
+      bytes = param_bytes * static_cast<double>(params.rank(rank).total()) / dps.grad_shard;
     }
     costs.opt_step[rank] = {a.opt_step + after_step_seconds(plan, a, rank), bytes};
   }

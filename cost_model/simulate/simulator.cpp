@@ -149,6 +149,10 @@ class Engine {
   std::array<std::vector<std::int32_t>, kTables> table_;
   // Seconds added to each action by compute/communication contention (empty: none).
   std::vector<double> extra_;
+  // prepare_timing(): per action how it is timed and its base duration; per data edge its delay.
+  std::vector<std::uint8_t> timing_kind_;
+  std::vector<double> base_;
+  std::vector<double> edge_delay_;
 
   std::int32_t lookup(int table, int stage, int mb) const {
     if (stage < 0 || stage >= stages_) return kNone;
@@ -371,8 +375,6 @@ class Engine {
     }
   }
 
-  double duration(std::int32_t id) const { return base_duration(id) + (extra_.empty() ? 0.0 : extra_[id]); }
-
   double base_duration(std::int32_t id) const {
     const Action& a = *action_[id];
     const StageCost& c = costs_.stages[a.stage];
@@ -429,9 +431,33 @@ class Engine {
     return t == ActionType::W || t == ActionType::BW ? dep : kNone;
   }
 
+  // What schedule_times reads per action and per edge, laid out flat once (it runs twice with contention): how
+  // each action is timed (0 plain, 1 a receive, 2 a bucketed DP_SYNC), its duration without contention and each
+  // data edge's delay. Saves chasing every action's stage and cost on the hot loop.
+  void prepare_timing() {
+    const std::size_t n = action_.size();
+    timing_kind_.assign(n, 0);
+    base_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int32_t id = static_cast<std::int32_t>(i);
+      const ActionType t = action_[i]->type;
+      if (t == ActionType::RECV_F || t == ActionType::RECV_B)
+        timing_kind_[i] = 1;
+      else if (bucketed_grad_source(id) != kNone)
+        timing_kind_[i] = 2;
+      base_[i] = base_duration(id);
+    }
+    edge_delay_.resize(deps_.size());
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::int32_t e = dep_offset_[i]; e < dep_offset_[i + 1]; ++e)
+        edge_delay_[e] = delay(static_cast<std::int32_t>(i), deps_[e]);
+  }
+
   // Pass 3: Kahn's order over stream and data edges; each action starts at the latest of its predecessors.
   void schedule_times() {
     const std::size_t n = action_.size();
+    if (base_.size() != n) prepare_timing();
+    const bool stretched = !extra_.empty();
     std::vector<std::int32_t> succ_offset(n + 1, 0);
     std::vector<std::int32_t> indegree(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
@@ -465,26 +491,26 @@ class Engine {
       ready.pop_back();
       ++done;
       const double stream_free = prev_in_stream_[u] != kNone ? end[prev_in_stream_[u]] : 0.0;
-      const ActionType t = action_[u]->type;
-      if (t == ActionType::RECV_F || t == ActionType::RECV_B) {
+      const double d = stretched ? base_[u] + extra_[u] : base_[u];  // duration(u)
+      if (timing_kind_[u] == 1) {
         // The transfer is timed on the sender's stream; the receive spans the part of it after it was posted.
         const std::int32_t send = deps_[dep_offset_[u]];
         start[u] = std::max(stream_free, start[send]);
         end[u] = std::max(stream_free, end[send]);
-      } else if (const std::int32_t grad = bucketed_grad_source(u); grad != kNone) {
+      } else if (timing_kind_[u] == 2) {
         // Buckets of the gradients become ready evenly over the W/BW, and go out one after another: the first
         // can leave after 1/n of it, the last after its end (see StageCost::dp_sync_buckets).
+        const std::int32_t grad = deps_[dep_offset_[u]];  // its only dependency (bucketed_grad_source)
         const double n = costs_.stages[action_[u]->stage].dp_sync_buckets;
-        const double d = duration(u);
         start[u] = std::max(stream_free, start[grad] + (end[grad] - start[grad]) / n);
         end[u] = std::max(start[u] + d, end[grad] + d / n);
       } else {
         double s = stream_free;
         for (std::int32_t e = dep_offset_[u]; e < dep_offset_[u + 1]; ++e) {
-          s = std::max(s, end[deps_[e]] + delay(u, deps_[e]));
+          s = std::max(s, end[deps_[e]] + edge_delay_[e]);  // delay(u, deps_[e])
         }
         start[u] = s;
-        end[u] = s + duration(u);
+        end[u] = s + d;
       }
       makespan = std::max(makespan, end[u]);
       auto release = [&](std::int32_t v) {

@@ -43,6 +43,8 @@ constexpr Table<Recompute, 3> kRecomputes{
 
 constexpr Table<GradReduce, 2> kGradReduces{{{GradReduce::per_unit, "per_unit"}, {GradReduce::per_w, "per_w"}}};
 
+constexpr Table<CpKind, 2> kCpKinds{{{CpKind::ring, "ring"}, {CpKind::ulysses, "ulysses"}}};
+
 constexpr Table<Framework, 4> kFrameworks{{{Framework::megatron, "megatron"},
                                            {Framework::deepspeed, "deepspeed"},
                                            {Framework::fsdp2, "fsdp2"},
@@ -83,6 +85,7 @@ std::string to_string(Strategy v) { return name_of(kStrategies, v); }
 std::string to_string(ScheduleKind v) { return name_of(kSchedules, v); }
 std::string to_string(Recompute v) { return name_of(kRecomputes, v); }
 std::string to_string(GradReduce v) { return name_of(kGradReduces, v); }
+std::string to_string(CpKind v) { return name_of(kCpKinds, v); }
 std::string to_string(Framework v) { return name_of(kFrameworks, v); }
 std::string to_string(Provenance v) { return name_of(kProvenances, v); }
 std::string to_string(TpCommOverlap v) { return name_of(kTpCommOverlaps, v); }
@@ -99,6 +102,7 @@ Recompute recompute_from_string(std::string_view s, const std::string& field) { 
 GradReduce grad_reduce_from_string(std::string_view s, const std::string& field) {
   return parse(kGradReduces, s, field);
 }
+CpKind cp_kind_from_string(std::string_view s, const std::string& field) { return parse(kCpKinds, s, field); }
 Framework framework_from_string(std::string_view s, const std::string& field) { return parse(kFrameworks, s, field); }
 Provenance provenance_from_string(std::string_view s, const std::string& field) {
   return parse(kProvenances, s, field);

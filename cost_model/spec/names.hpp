@@ -18,6 +18,7 @@ std::string to_string(Strategy);       // "3d", "zero3", "1f1b_zero1", "zero3_pp
 std::string to_string(ScheduleKind);   // "gpipe", "1f1b", "interleaved", "bfs", "zb_h1", "zb_h2", "zeropp"
 std::string to_string(Recompute);      // "none", "selective", "full"
 std::string to_string(GradReduce);     // "per_unit", "per_w"
+std::string to_string(CpKind);         // "ring", "ulysses"
 std::string to_string(Framework);      // "megatron", "deepspeed", "fsdp2", "zeropp"
 std::string to_string(Provenance);     // "nominal", "published", "calibrated", "measured"
 std::string to_string(TpCommOverlap);  // "none", "userbuffers", "async_tp"
@@ -30,6 +31,7 @@ Strategy strategy_from_string(std::string_view, const std::string& field);
 ScheduleKind schedule_from_string(std::string_view, const std::string& field);
 Recompute recompute_from_string(std::string_view, const std::string& field);
 GradReduce grad_reduce_from_string(std::string_view, const std::string& field);
+CpKind cp_kind_from_string(std::string_view, const std::string& field);
 Framework framework_from_string(std::string_view, const std::string& field);
 Provenance provenance_from_string(std::string_view, const std::string& field);
 TpCommOverlap tp_comm_overlap_from_string(std::string_view, const std::string& field);

@@ -55,13 +55,19 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
                           "overlap_param_gather",
                           "framework",
                           "reduce_dtype",
-                          "kernel_efficiency"});
+                          "kernel_efficiency",
+                          "first_stage_layers",
+                          "last_stage_layers",
+                          "cp",
+                          "cp_kind"});
   ParallelSpec p;
   p.strategy = strategy_from_string(f.string("strategy"), f.path_of("strategy"));
   p.tp = f.integer("tp", 1);
   p.pp = f.integer("pp", 1);
   p.dp = f.integer("dp", 1);
   p.z = f.integer("z", 1);
+  p.cp = f.integer("cp", 1);
+  if (f.has("cp_kind")) p.cp_kind = cp_kind_from_string(f.string("cp_kind"), f.path_of("cp_kind"));
   p.v = f.integer("v", 1);
   p.zero_stage = f.integer("zero_stage", traits(p.strategy).default_zero_stage);
   p.schedule = f.has("schedule") ? schedule_from_string(f.string("schedule"), f.path_of("schedule"))
@@ -92,12 +98,21 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
     const Dtype reduce = dtype_from_string(f.string("reduce_dtype"), f.path_of("reduce_dtype"));
     if (reduce != default_reduce_dtype(framework_of(p), p.dtype)) p.reduce_dtype = reduce;
   }
+  // 0 is not a count a file may give: a stage without layers (validate(Plan) checks the rest of the split).
+  for (const auto& [key, count] : {std::pair{"first_stage_layers", &p.first_stage_layers},
+                                   std::pair{"last_stage_layers", &p.last_stage_layers}}) {
+    if (!f.has(key)) continue;
+    *count = f.integer(key);
+    if (*count < 1)
+      throw SpecError(f.path_of(key),
+                      fmt::format("{}={} must be >= 1: a pipeline stage needs a layer", f.path_of(key), *count));
+  }
   validate(p, field);
   return p;
 }
 
 nlohmann::json to_json(const ParallelSpec& p) {
-  return {{"strategy", to_string(p.strategy)},
+  nlohmann::json j = {{"strategy", to_string(p.strategy)},
           {"tp", p.tp},
           {"pp", p.pp},
           {"dp", p.dp},
@@ -119,6 +134,15 @@ nlohmann::json to_json(const ParallelSpec& p) {
           {"framework", to_string(framework_of(p))},
           {"reduce_dtype", to_string(framework_precision(p).reduce)},
           {"kernel_efficiency", kernel_efficiency(p)}};
+  // Written only when given, as a plan file gives them (absent: the default split).
+  if (p.first_stage_layers > 0) j["first_stage_layers"] = p.first_stage_layers;
+  if (p.last_stage_layers > 0) j["last_stage_layers"] = p.last_stage_layers;
+  // Written only with a CP group, so that plans without one read as before.
+  if (p.cp > 1) {
+    j["cp"] = p.cp;
+    j["cp_kind"] = to_string(p.cp_kind);
+  }
+  return j;
 }
 
 void validate(const ParallelSpec& p, const std::string& field) {
@@ -129,12 +153,25 @@ void validate(const ParallelSpec& p, const std::string& field) {
   at_least_one("pp", p.pp);
   at_least_one("dp", p.dp);
   at_least_one("z", p.z);
+  at_least_one("cp", p.cp);
   at_least_one("v", p.v);
   at_least_one("micro_batch", p.micro_batch);
   at_least_one("micro_batches", p.micro_batches);
   at_least_one("unit", p.unit);
+  for (const auto& [key, n] : {std::pair{"first_stage_layers", p.first_stage_layers},
+                               std::pair{"last_stage_layers", p.last_stage_layers}}) {
+    if (n < 0) throw SpecError(field + "." + key, fmt::format("{}.{}={} must be >= 1", field, key, n));
+    check_at_most(field, key, n, limits::kLayers);
+    if (n > 0 && p.pp < 2)
+      throw SpecError(field + "." + key, fmt::format("{0}.{1}={2} needs {0}.pp >= 2 (a pipeline with a first and a "
+                                                     "last stage)",
+                                                     field, key, n));
+  }
   // Within limits.hpp, so that world(), pipelines() and global_batch() never wrap around.
-  bounded_product({p.tp, p.z, p.pp, p.dp}, limits::kGpus, field, "world tp*z*pp*dp", "GPUs");
+  if (p.cp > 1)
+    bounded_product({p.tp, p.z, p.cp, p.pp, p.dp}, limits::kGpus, field, "world tp*z*cp*pp*dp", "GPUs");
+  else
+    bounded_product({p.tp, p.z, p.pp, p.dp}, limits::kGpus, field, "world tp*z*pp*dp", "GPUs");
   check_at_most(field, "v", p.v, limits::kLayers);
   check_at_most(field, "micro_batch", p.micro_batch, limits::kMicroBatch);
   check_at_most(field, "micro_batches", p.micro_batches, limits::kMicroBatches);

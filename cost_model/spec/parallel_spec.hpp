@@ -1,8 +1,10 @@
 #pragma once
-// ParallelSpec: how the work is split. World = tp * z * pp * dp (tp and z never both > 1).
+// ParallelSpec: how the work is split. World = tp * z * cp * pp * dp (tp and z never both > 1).
 // z is the intra-node ZeRO-3 group: a data-parallel dimension whose GPUs each run their own micro-batches
 // through the same stage with the stage's parameters sharded among them. There are z*dp pipelines and the
-// global batch is b*B*z*dp sequences. Rank order: the intra-node dimension (tp or z) innermost, then pp, then dp.
+// global batch is b*B*z*dp sequences. Rank order: the intra-node dimension (tp or z) innermost, then cp (as in
+// Megatron's tp-cp-dp-pp order, CP next to TP), then pp, then dp. cp ranks split every sequence (context
+// parallelism: each holds s/cp tokens of the same sequences) and hold the same parameters.
 // Megatron names: tensor_model_parallel_size=tp, pipeline_model_parallel_size=pp, data_parallel_size=z*dp,
 // micro_batch_size=b, global_batch_size=b*B*z*dp, num_layers_per_virtual_pipeline_stage = L/(pp*v).
 #include <optional>
@@ -26,6 +28,9 @@ enum class ScheduleKind { gpipe, one_f_one_b, interleaved, bfs, zb_h1, zb_h2, ze
 enum class Recompute { none, selective, full };
 // ZeroPP gradient reduction: once per scheduling unit (paper, 36Bh^2/U) or inside every W (authors' code).
 enum class GradReduce { per_unit, per_w };
+// How a CP group runs attention (spec/context_parallel.hpp): Megatron's ring (KV passed around the group under
+// the attention blocks, Transformer Engine's p2p) or DeepSpeed-Ulysses (all-to-all from sequence to heads).
+enum class CpKind { ring, ulysses };
 // The training framework whose conventions a plan follows: which dtype it keeps parameters, gradients and
 // optimizer states in and which dtype it reduces gradients in (spec/framework.hpp).
 enum class Framework { megatron, deepspeed, fsdp2, zeropp };
@@ -50,6 +55,8 @@ struct ParallelSpec {
   int pp = 1;          // pipeline parallel size (p)
   int dp = 1;          // data parallel size across nodes (d)
   int z = 1;           // intra-node ZeRO-3 group size
+  int cp = 1;          // context parallel size: ranks that split every sequence (Megatron's --context-parallel-size)
+  CpKind cp_kind = CpKind::ring;
   int zero_stage = 1;  // ZeRO stage of the dp dimension (0 = plain all-reduce DP)
   int v = 1;           // model chunks per PP rank
   ScheduleKind schedule = ScheduleKind::zeropp;
@@ -72,13 +79,17 @@ struct ParallelSpec {
   bool overlap_param_gather = false;
   std::optional<Framework> framework;  // absent: the strategy's (default_framework, strategy.hpp)
   std::optional<Dtype> reduce_dtype;   // absent: the framework's for `dtype` (default_reduce_dtype, framework.hpp)
+  // Layers of the first and the last PP rank (Megatron's --decoder-first/last-pipeline-num-layers); 0: not given,
+  // the split is even, or Megatron's with the embedding and the loss counted as layers (spec/stage_layout.hpp).
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
   // The fraction of the GPU operation table's rates (spec/gpu_ops.hpp) the framework's kernels sustain in a training
   // step, in (0, 1]; absent: the framework's fitted value (framework_kernel_efficiency, framework.hpp). Used only on
   // profiles with an operation table (analytic/time_model.cpp).
   std::optional<double> kernel_efficiency;
 
   // Exact once validate() accepted the spec: it bounds the world and the global batch (limits.hpp).
-  int world() const { return tp * z * pp * dp; }
+  int world() const { return tp * z * cp * pp * dp; }
   int pipelines() const { return z * dp; }
   long long global_batch() const { return 1LL * micro_batch * micro_batches * z * dp; }
 

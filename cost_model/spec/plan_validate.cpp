@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include "cost_model/spec/config.hpp"
+#include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/printable.hpp"
+#include "cost_model/spec/stage_layout.hpp"
 
 namespace zeropp {
 namespace {
@@ -55,12 +57,11 @@ void validate(const Plan& plan) {
     throw SpecError("parallel.tp", fmt::format("parallel.tp={} does not divide the MLP's hidden size {} "
                                                "(model.ffn_hidden)",
                                                p.tp, m.ffn()));
-  // Every virtual stage holds the same number of layers.
-  if (p.v == 1)
-    check_divides("parallel.pp", p.pp, "parallel.pp", "model.layers", m.layers);
-  else if (m.layers % (1LL * p.pp * p.v) != 0)
-    throw SpecError("parallel.v", fmt::format("parallel.pp*parallel.v={}*{}={} does not divide model.layers={}", p.pp,
-                                              p.v, 1LL * p.pp * p.v, m.layers));
+  // The layers split over the virtual stages: evenly, with the embedding and loss counted (Megatron's default for
+  // layers that do not divide), or as parallel.first/last_stage_layers say (spec/stage_layout.hpp).
+  stage_layout(m, p);
+  // Context parallelism's own rules (spec/context_parallel.hpp).
+  validate_context_parallel(m, p);
 
   // The intra-node dimension (tp or z; at most one is > 1) is innermost in rank order and must fit in a node.
   const bool tp_inner = p.tp > 1;
@@ -71,7 +72,8 @@ void validate(const Plan& plan) {
                                 "node",
                                 tp_inner ? "parallel.tp" : "parallel.z", inner, c.gpus_per_node,
                                 tp_inner ? "tensor-parallel" : "ZeRO-3"));
-  check_gpu_count("parallel", "parallel: world tp*z*pp*dp", p.world(), c);
+  check_gpu_count("parallel", p.cp > 1 ? "parallel: world tp*z*cp*pp*dp" : "parallel: world tp*z*pp*dp", p.world(),
+                  c);
   const std::string why = tp_overlap_unavailable(p.tp_comm_overlap, c);
   if (!why.empty())
     throw SpecError("parallel.tp_comm_overlap", fmt::format("parallel.tp_comm_overlap={} cannot run on cluster {}: {}",

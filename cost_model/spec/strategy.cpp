@@ -8,7 +8,7 @@
 namespace zeropp {
 namespace {
 
-StrategyTraits make_traits(Strategy s) {
+constexpr StrategyTraits make_traits(Strategy s) {
   StrategyTraits t;
   switch (s) {
     case Strategy::three_d:
@@ -20,6 +20,9 @@ StrategyTraits make_traits(Strategy s) {
       break;
     case Strategy::zero3:
       t.zero3_group = true;
+      // FSDP2 with tensor parallelism inside the node: torchtitan's 2-D parallelism (fully_shard over the
+      // data-parallel mesh dimension of a DTensor-parallelised model); z is then 1 and dp every TP group's copy.
+      t.tensor_parallel = true;
       t.pipeline = false;
       t.gather = ParamGather::per_micro_batch;
       t.default_zero_stage = t.min_zero_stage = t.max_zero_stage = 3;
@@ -59,8 +62,6 @@ StrategyTraits make_traits(Strategy s) {
 
 const char* no_tp_rule(Strategy s) {
   switch (s) {
-    case Strategy::zero3:
-      return "pure ZeRO-3 has no tensor parallelism";
     case Strategy::pp_zero1:
       return "PP + ZeRO-1 has no tensor parallelism";
     default:
@@ -76,9 +77,10 @@ const char* no_z_rule(Strategy s) {
 }  // namespace
 
 const StrategyTraits& traits(Strategy s) {
-  static const StrategyTraits table[] = {make_traits(Strategy::three_d),  make_traits(Strategy::zero3),
-                                         make_traits(Strategy::pp_zero1), make_traits(Strategy::zero3_pp),
-                                         make_traits(Strategy::zeropp_a), make_traits(Strategy::zeropp_b)};
+  // Built at compile time: no initialisation guard on a path every plan evaluation takes many times.
+  static constexpr StrategyTraits table[] = {make_traits(Strategy::three_d),  make_traits(Strategy::zero3),
+                                             make_traits(Strategy::pp_zero1), make_traits(Strategy::zero3_pp),
+                                             make_traits(Strategy::zeropp_a), make_traits(Strategy::zeropp_b)};
   static_assert(static_cast<int>(Strategy::zeropp_b) == 5, "one row per Strategy, in enum order");
   const int i = static_cast<int>(s);
   if (i < 0 || i > 5) throw SpecError("parallel.strategy", fmt::format("invalid strategy value {}", i));
@@ -96,7 +98,9 @@ DataParallelSync data_parallel_sync(const ParallelSpec& p) {
   const StrategyTraits& t = traits(p.strategy);
   DataParallelSync d;
   d.gather = t.gather;
-  const int all = p.z * p.dp;  // every data-parallel copy of a stage
+  // Every data-parallel copy of a stage; CP ranks hold the same parameters and sync with them (Megatron's
+  // data-parallel group with context parallelism, torchtitan's FSDP mesh over dp x cp).
+  const int all = p.z * p.dp * p.cp;
   if (t.gather == ParamGather::none) {
     // Replicated stages: the whole gradient across every copy; a distributed optimizer shards the states.
     d.replicas = all;
@@ -112,9 +116,10 @@ DataParallelSync data_parallel_sync(const ParallelSpec& p) {
     // ZeRO-3 in the z group; the shard is synchronised across the dp copies of that group.
     d.shard_group = p.z;
     d.grad_shard = p.z;
-    d.replicas = p.dp;
+    d.replicas = p.dp * p.cp;
     const bool sharded_optimizer = p.zero_stage >= 1;  // hybrid B, zero3_pp with ZeRO-1 across dp
-    d.mode = p.dp > 1 ? (sharded_optimizer ? DpSyncMode::reduce_scatter : DpSyncMode::all_reduce) : DpSyncMode::none;
+    d.mode = d.replicas > 1 ? (sharded_optimizer ? DpSyncMode::reduce_scatter : DpSyncMode::all_reduce)
+                            : DpSyncMode::none;
     d.optimizer_shards = sharded_optimizer ? all : p.z;
   }
   if (d.mode == DpSyncMode::none) d.replicas = 1;
@@ -125,6 +130,11 @@ void validate_strategy(const ParallelSpec& p, const std::string& field) {
   const StrategyTraits& t = traits(p.strategy);
   if (p.tp > 1 && !t.tensor_parallel) not_with_strategy(field, "tp", p.tp, p.strategy, no_tp_rule(p.strategy));
   if (p.z > 1 && !t.zero3_group) not_with_strategy(field, "z", p.z, p.strategy, no_z_rule(p.strategy));
+  // Only FSDP2 (torchtitan) shards a tensor-parallel model with ZeRO-3; the other frameworks' ZeRO-3 is TP-free.
+  if (p.strategy == Strategy::zero3 && p.tp > 1 && framework_of(p) != Framework::fsdp2)
+    throw SpecError(field + ".tp", fmt::format("{0}.tp={1} with {0}.strategy=zero3 needs {0}.framework=fsdp2 (FSDP "
+                                               "with TP is torchtitan's 2-D parallelism; {0}.framework={2} is not)",
+                                               field, p.tp, to_string(framework_of(p))));
   if (p.pp > 1 && !t.pipeline)
     not_with_strategy(field, "pp", p.pp, p.strategy, "pure ZeRO-3 has no pipeline (pp must be 1)");
   if (p.zero_stage < t.min_zero_stage || p.zero_stage > t.max_zero_stage)

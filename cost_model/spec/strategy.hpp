@@ -3,15 +3,18 @@
 // inputs, the search space) and the trainer (the program it runs, how it shards and synchronises) ask here, so
 // that the two executors of a plan cannot disagree on what the plan means.
 //
+// With context parallelism (cp > 1) every "dp" and "z*dp" below includes the cp ranks (spec/context_parallel.hpp).
 //   strategy    intra-node  pp    ZeRO-3 shard group  gathered         after the backward (DP sync)
 //   3d          tp          any   -                   -                z*dp replicas: all-reduce (stage 0) or
 //                                                                      reduce-scatter + all-gather (stage 1)
 //   1f1b_zero1  -           any   -                   -                the same
-//   zero3       z           1     z*dp (every DP GPU) per micro-batch  none (reduce-scattered in the group)
+//   zero3       z or tp     1     z*dp (every DP GPU) per micro-batch  none (reduce-scattered in the group)
 //   zero3_pp    z           any   z                   per micro-batch  the shard across dp: all-reduce (0) or
 //                                                                      reduce-scatter + all-gather (1)
 //   zeropp_a    z           any   z                   per unit         the shard across dp: all-reduce (0)
 //   zeropp_b    z           any   z                   per unit         the shard across dp: reduce-scatter (1)
+// zero3 with tp > 1 (z = 1) is FSDP2 with TP, torchtitan's 2-D parallelism: each TP rank's shard of every layer is
+// ZeRO-3-sharded over the dp GPUs holding the same TP rank (framework fsdp2 only).
 // Schedules: the ZeroPP strategies run the zeropp schedule and only they do; pure ZeRO-3 has no pipeline.
 // Framework (what a plan keeps per parameter and reduces in, spec/framework.hpp), when a plan names none:
 //   3d, 1f1b_zero1  megatron   the framework these plans are written after (TP, interleaving, distributed

@@ -204,6 +204,14 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
                     "parallel.tp_comm_overlap=" + to_string(p.tp_comm_overlap) +
                         ": the trainer runs each tensor-parallel collective before or after its GEMM, never under it "
                         "(state none)");
+  if (p.strategy == Strategy::zero3 && p.tp > 1)
+    throw SpecError("parallel.tp", fmt::format("parallel.tp={} with parallel.strategy=zero3: the trainer shards pure "
+                                               "ZeRO-3 without tensor parallelism (state tp 1)",
+                                               p.tp));
+  if (p.cp > 1)
+    throw SpecError("parallel.cp", fmt::format("parallel.cp={}: the trainer runs every sequence whole on one rank (no "
+                                               "context parallelism; state cp 1)",
+                                               p.cp));
   if (p.overlap_param_gather)
     throw SpecError("parallel.overlap_param_gather",
                     "parallel.overlap_param_gather=true: the trainer all-gathers the updated parameters inside the "
@@ -262,6 +270,10 @@ const std::vector<KeySupport>& key_support() {
       {"parallel.kernel_efficiency", "a cost-model figure (the framework's kernels' share of the GPU's rates, "
                                      "spec/framework.hpp): the trainer runs its own kernels"},
       {"parallel.overlap_param_gather", "refused when true"},
+      {"parallel.first_stage_layers", "executed: the first pipeline rank's layers (uneven stages)"},
+      {"parallel.last_stage_layers", "executed: the last pipeline rank's layers (uneven stages)"},
+      {"parallel.cp", "refused when > 1: no context parallelism in the trainer"},
+      {"parallel.cp_kind", "a label unless cp > 1 (refused)"},
       {"parallel.framework",
        "executed where its precision is the trainer's (fp32 master and gradients); refused "
        "otherwise"},

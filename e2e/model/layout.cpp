@@ -51,10 +51,20 @@ ChunkSpec chunk_spec_for_stage(const GptConfig& g, int stage, int stages, int mi
   if (stages <= 0 || g.L % stages != 0) {
     throw SpecError("parallel.pp", "pp*v=" + std::to_string(stages) + " does not divide layers=" + std::to_string(g.L));
   }
+  return chunk_spec_for_stage(g, even_layout(g.L, 1, stages), stage, micro_batch, loss_microbatches);
+}
+
+ChunkSpec chunk_spec_for_stage(const GptConfig& g, const StageLayout& layout, int stage, int micro_batch,
+                               int loss_microbatches) {
+  if (layout.total_layers() != g.L) {
+    throw SpecError("parallel.pp", "the stage layout holds " + std::to_string(layout.total_layers()) +
+                                       " layers, the model " + std::to_string(g.L));
+  }
+  const int stages = layout.stages();
   if (stage < 0 || stage >= stages) throw std::out_of_range("chunk_spec_for_stage: stage outside [0, stages)");
   ChunkSpec s;
-  s.num_blocks = g.L / stages;
-  s.first_block = stage * s.num_blocks;
+  s.num_blocks = layout.stage_layers(stage);
+  s.first_block = layout.first_layer(stage);
   s.has_embedding = stage == 0;
   s.has_head = stage == stages - 1;
   s.micro_batch = micro_batch;

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "cost_model/spec/stage_layout.hpp"
 #include "e2e/model/gpt_config.hpp"
 #include "e2e/model/tensor_parallel.hpp"
 
@@ -70,6 +71,10 @@ struct ChunkSpec {
 
 // Stage `stage` of `stages` equal stages (L % stages == 0, else SpecError "parallel.pp").
 ChunkSpec chunk_spec_for_stage(const GptConfig&, int stage, int stages, int micro_batch, int loss_microbatches);
+// Virtual stage `stage` of a plan's split of the layers (even, Megatron's with the embedding and loss counted, or
+// first/last stage layers: cost_model/spec/stage_layout.hpp). The split must cover exactly the model's L layers
+// (else SpecError "parallel.pp").
+ChunkSpec chunk_spec_for_stage(const GptConfig&, const StageLayout&, int stage, int micro_batch, int loss_microbatches);
 
 class ChunkLayout {
  public:

@@ -41,10 +41,9 @@ Executor::Executor(Backend& backend, RankGroups& groups, const RankLayout& layou
     tp.sequence_parallel = opt.sequence_parallel;
     tp.comm = tp_comm_.get();
   }
-  const int stages = prog.stages();
   for (int chunk = 0; chunk < prog.v; ++chunk) {
     const int stage = chunk * layout.pp() + c.pp;
-    const ChunkSpec spec = chunk_spec_for_stage(cfg, stage, stages, opt.micro_batch, global_microbatches_);
+    const ChunkSpec spec = chunk_spec_for_stage(cfg, plan.layout, stage, opt.micro_batch, global_microbatches_);
     const ChunkLayout chunk_layout(cfg, spec, layout.tp());
     const ChunkRanges ranges = ChunkRanges::make(chunk_layout.numel(), plan.data_parallel.shard_group > 1, layout.z(),
                                                  layout.z() > 1 ? c.inner : 0, layout.dp(), c.dp,

@@ -131,7 +131,7 @@ TEST(Estimate, PipelineModelReplacesTheClosedForms) {
 
 TEST(Estimate, InvalidPlanIsAnError) {
   Plan plan = zeropp_plan();
-  plan.parallel.pp = 3;  // does not divide 40 layers
+  plan.parallel.pp = 9;  // splits neither 40 layers nor 40 + 2 (the embedding and the loss counted)
   EXPECT_THROW(estimate(plan), SpecError);
 }
 

@@ -9,7 +9,9 @@
 #include "cost_model/search/plans_csv.hpp"
 #include "cost_model/search/search.hpp"
 #include "cost_model/search/simulated_estimate.hpp"
+#include "cost_model/spec/error.hpp"
 #include "cost_model/spec/names.hpp"
+#include "cost_model/spec/strategy.hpp"
 #include "search_fixtures.hpp"
 
 namespace zeropp::search {
@@ -33,11 +35,66 @@ TEST(Bounds, BelowTheSimulationForEveryPlan) {
     EXPECT_LE(b.time_s, e.time_s.iteration) << describe_plan(plan.parallel);
     EXPECT_GT(b.memory_bytes, 0) << describe_plan(plan.parallel);
     EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(plan.parallel);
-    const double warmup = warmup_memory_bound(plan);
-    EXPECT_GE(warmup, b.memory_bytes) << describe_plan(plan.parallel);
-    EXPECT_LE(warmup, e.memory_bytes.peak) << describe_plan(plan.parallel);
+    const double schedule_time = schedule_time_bound(plan);
+    EXPECT_GE(schedule_time, b.time_s * (1 - 1e-12)) << describe_plan(plan.parallel);
+    EXPECT_LE(schedule_time, e.time_s.iteration) << describe_plan(plan.parallel);
+    const double walk = memory_walk_bound(plan);
+    EXPECT_GE(walk, b.memory_bytes) << describe_plan(plan.parallel);
+    EXPECT_LE(walk, e.memory_bytes.peak) << describe_plan(plan.parallel);
+    if (has_lowered_memory_bound(plan)) {
+      const double lowered = lowered_memory_bound(plan, prepare_plan(plan));
+      EXPECT_GE(lowered, walk * (1 - 1e-12)) << describe_plan(plan.parallel);
+      EXPECT_LE(lowered, e.memory_bytes.peak) << describe_plan(plan.parallel);
+    }
+    // Without ZeRO-3 every memory change is a compute action's: the walk is the simulated peak.
+    if (!shards_with_zero3(plan.parallel.strategy)) {
+      EXPECT_NEAR(walk, e.memory_bytes.peak, 1e-8 * e.memory_bytes.peak) << describe_plan(plan.parallel);
+    }
   });
   EXPECT_GT(plans, 1000);
+}
+
+// The memory walks against the simulated peak where buffers move most: ZeroPP with its gradients reduced per unit
+// and per W, ragged units, chunks and recomputation, uneven splits, on a 6-layer model.
+TEST(Bounds, MemoryWalksBelowTheSimulationForZeroPP) {
+  Plan plan{testing::tiny_model(), load_cluster("dgx-a100-80gb"), {}};
+  plan.model.layers = 6;
+  ParallelSpec& p = plan.parallel;
+  int checked = 0;
+  for (Strategy s : {Strategy::zeropp_a, Strategy::zeropp_b, Strategy::zero3_pp})
+    for (int pp : {2, 4})
+      for (int v : {1, 2})
+        for (GradReduce g : {GradReduce::per_unit, GradReduce::per_w})
+          for (Recompute rc : {Recompute::none, Recompute::full})
+            for (int U : {1, 2, 3, 5}) {
+              p = {};
+              p.strategy = s;
+              p.zero_stage = traits(s).default_zero_stage;
+              p.z = 2;
+              p.pp = pp;
+              p.v = v;
+              p.schedule = is_zeropp(s) ? ScheduleKind::zeropp : (v > 1 ? ScheduleKind::bfs : ScheduleKind::zb_h1);
+              p.micro_batches = 5;
+              p.unit = is_zeropp(s) ? U : 5;
+              p.grad_reduce = g;
+              p.recompute = rc;
+              if (pp == 2 && v == 1 && U == 5) p.first_stage_layers = 4;  // 4, 2
+              try {
+                validate(plan);
+              } catch (const SpecError&) {
+                continue;
+              }
+              ++checked;
+              const analytic::Estimate e = simulated_estimate(plan).estimate;
+              const double peak = e.memory_bytes.peak;
+              EXPECT_LE(schedule_time_bound(plan), e.time_s.iteration) << describe_plan(p);
+              const double walk = memory_walk_bound(plan);
+              EXPECT_LE(walk, peak) << describe_plan(p);
+              const double lowered = lowered_memory_bound(plan, prepare_plan(plan));
+              EXPECT_GE(lowered, walk * (1 - 1e-12)) << describe_plan(p);
+              EXPECT_LE(lowered, peak) << describe_plan(p);
+            }
+  EXPECT_GT(checked, 100);  // 144 valid of the grid
 }
 
 // The bound is not vacuous: with no communication to hide (one pipeline stage, pure compute), it is close to the
@@ -112,6 +169,63 @@ TEST(ExactSearch, Gpt3_1_3bEqualsBruteForce) {
 // The issue's case over the whole space (no cut): GPT-3 13B on 64 A100, global batch 256, 17 k plans.
 TEST(ExactSearch, Gpt3_13bOn64A100EqualsBruteForce) {
   expect_pruned_equals_brute_force(testing::experiment("gpt3-13b", 64, 256), SpaceOptions{}, 10);
+}
+
+// Issue 20: layers that do not divide the pipeline (uneven splits: Megatron's with the embedding and the loss
+// counted, explicit first/last stage layers), 5 layers on 8 GPUs with 16 GB GPUs so that memory decides too.
+TEST(ExactSearch, UnevenSplitsEqualBruteForce) {
+  Experiment ex = testing::tiny_experiment();
+  ex.name = "tiny-5-layers";
+  ex.model.layers = 5;
+  ex.model.hidden = 1024;
+  ex.model.seq_len = 1024;
+  ex.cluster.memory_bytes = 0.75 * (1 << 30);
+  SpaceOptions space;
+  space.max_v = 3;
+  space.max_micro_batch = 2;
+  bool uneven = false;
+  for_each_plan(ex, space, [&](const Plan& plan) {
+    uneven = uneven || plan.parallel.first_stage_layers > 0 || plan.model.layers % plan.parallel.pp != 0;
+  });
+  EXPECT_TRUE(uneven);
+  SearchOptions o;
+  o.space = space;
+  const SearchResult r = run_search(ex, o);
+  EXPECT_GT(r.counts.feasible, 0);
+  EXPECT_GT(r.counts.over_memory, 0);
+  expect_pruned_equals_brute_force(ex, space, 10);
+}
+
+// Issue 20: context parallelism in the space (min_cp_tokens lowered so that the tiny model's 128 tokens split up
+// to cp = 8), flash attention, memory tight: the bounds hold for every CP plan and the pruned search is exact.
+TEST(ExactSearch, ContextParallelEqualsBruteForce) {
+  Experiment ex = testing::tiny_experiment();
+  ex.name = "tiny-cp";
+  ex.model.attention = AttentionKind::flash;
+  ex.model.hidden = 1024;
+  ex.model.seq_len = 1024;
+  ex.cluster.memory_bytes = 0.5 * (1 << 30);
+  SpaceOptions space;
+  space.max_v = 2;
+  space.max_micro_batch = 2;
+  space.min_cp_tokens = 128;
+  int cp_plans = 0;
+  for_each_plan(ex, space, [&](const Plan& plan) {
+    if (plan.parallel.cp == 1) return;
+    ++cp_plans;
+    EXPECT_NO_THROW(validate(plan)) << describe_plan(plan.parallel);
+    const PlanBounds b = lower_bounds(plan);
+    const analytic::Estimate e = simulated_estimate(plan).estimate;
+    EXPECT_LE(b.time_s, e.time_s.iteration) << describe_plan(plan.parallel);
+    EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(plan.parallel);
+  });
+  EXPECT_GT(cp_plans, 100);
+  SearchOptions o;
+  o.space = space;
+  const SearchResult r = run_search(ex, o);
+  EXPECT_GT(r.counts.feasible, 0);
+  EXPECT_GT(r.counts.over_memory, 0);
+  expect_pruned_equals_brute_force(ex, space, 10);
 }
 
 // Nothing fits anywhere: every strategy's closest plan is exact.

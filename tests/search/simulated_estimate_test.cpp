@@ -224,10 +224,10 @@ TEST(SimulatedEstimate, JsonKeys) {
 // Bad input is still a SpecError naming the field.
 TEST(SimulatedEstimate, ValidatesThePlan) {
   Plan plan = uniform_1f1b(8);
-  plan.parallel.pp = 3;
+  plan.parallel.pp = 5;
   try {
     simulated_estimate(plan);
-    FAIL() << "pp = 3 does not divide 4 layers";
+    FAIL() << "pp = 5 splits neither 4 layers nor 4 + 2";
   } catch (const SpecError& e) {
     EXPECT_EQ(e.field(), "parallel.pp");
   }

@@ -2,9 +2,12 @@
 // global batch 16, b in {1, 2} (max_micro_batch = 2), v <= 2, three recompute modes.
 // Issue 13 grew the space (no default cut): ZeRO stage 0 and 1 for the strategies that allow both (3d,
 // 1f1b_zero1, zero3_pp), sequence parallelism on (with and, where the GPU runs it, without tp_comm_overlap) and off
-// when tp > 1, every U
-// in 1..B for ZeroPP, tp and z any divisor of the node (here 8: the divisors are the powers of two, so tp and z are
-// unchanged), and GPipe beside the other pipeline schedules. The counts below are derived in their comments.
+// when tp > 1, every U in 1..B for ZeroPP, tp and z any divisor of the node (here 8: the divisors are the powers of
+// two, so tp and z are unchanged), and GPipe beside the other pipeline schedules. Issue 20 added the splits of the
+// layers that matter (search/stage_splits.hpp): with L = 4 the only new one is pp = 2, v = 1 with
+// first_stage_layers = 3, last_stage_layers = 1 (the balanced explicit split is the even 2, 2; pp = 2, v = 2 and
+// pp = 4 have no other). So every (layout) with pp = 2 runs its v = 1 schedules (1f1b, zb_h1, zb_h2, gpipe, bfs
+// v=1, or zeropp v=1) twice. The counts below are derived in their comments.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -38,11 +41,13 @@ TEST(SearchSpace, ThreeDByHand) {
   // 22 with tp > 1. On the A100 (compute capability 8.0) Megatron's userbuffers overlap does not run, so they run
   // two ways (SP on, SP off): 13 + 2 x 22 = 57, x 2 ZeRO stages x 2 b x 3 recompute = 684 (180 before issue 13: no
   // gpipe, one ZeRO stage, SP always on, no TP overlap).
-  EXPECT_EQ(count(Strategy::three_d), 684);
-  // On the H100 (9.0) three ways: SP on, SP on with userbuffers, SP off: 13 + 3 x 22 = 79 -> 948.
+  // The 3, 1 split at pp = 2: 5 more schedules for tp = 1, 2, 4, i.e. 5 + 2 x 10 = 25 more, x 12 = 300.
+  EXPECT_EQ(count(Strategy::three_d), 684 + 300);
+  // On the H100 (9.0) three ways: SP on, SP on with userbuffers, SP off: 13 + 3 x 22 = 79 -> 948, and the
+  // split: 5 + 3 x 10 = 35 more, x 12 = 420.
   Experiment h100 = testing::tiny_experiment();
   h100.cluster = load_cluster("dgx-h100");
-  EXPECT_EQ(count_plans(h100, tiny_options({Strategy::three_d})), 948);
+  EXPECT_EQ(count_plans(h100, tiny_options({Strategy::three_d})), 948 + 420);
   int overlapped = 0;
   for_each_plan(h100, tiny_options({Strategy::three_d}), [&](const Plan& plan) {
     if (plan.parallel.tp_comm_overlap != TpCommOverlap::none) {
@@ -50,24 +55,50 @@ TEST(SearchSpace, ThreeDByHand) {
       ++overlapped;
     }
   });
-  EXPECT_EQ(overlapped, 22 * 2 * 2 * 3);
+  EXPECT_EQ(overlapped, (22 + 10) * 2 * 2 * 3);
 }
 
 TEST(SearchSpace, Zero3ByHand) {
-  // One ZeRO-3 group of 8 (z = 8, dp = 1), b in {1, 2}, 3 recompute modes.
-  EXPECT_EQ(count(Strategy::zero3), 6);
+  // One ZeRO-3 group of 8 (z = 8, dp = 1), b in {1, 2}, 3 recompute modes: 6. FSDP with TP (z = 1): tp in
+  // {2, 4, 8}, dp = 8 / tp, SP on, on with torchtitan's async TP (FSDP2's overlap, which runs on the A100), off;
+  // b in {1, 2}, 3 recompute modes: 3 x 18 = 54.
+  EXPECT_EQ(count(Strategy::zero3), 6 + 54);
 }
 
 TEST(SearchSpace, PpZero1ByHand) {
   // pp in {1, 2, 4}: schedules 1 + 7 + 5 = 13, x 2 b x 3 recompute = 78, x 2 ZeRO stages = 156 (66 before
-  // issue 13: no gpipe, one ZeRO stage).
-  EXPECT_EQ(count(Strategy::pp_zero1), 156);
+  // issue 13: no gpipe, one ZeRO stage); the 3, 1 split: 5 more schedules, x 12 = 60.
+  EXPECT_EQ(count(Strategy::pp_zero1), 156 + 60);
+}
+
+// Context parallelism (issue 20) with flash attention and min_cp_tokens = 16: the 128 tokens split by cp in
+// {2, 4, 8} (128 divisible by 2 cp, 16 tokens or more each). 1f1b_zero1 with N/cp GPUs left: cp = 1 and 2 have
+// pp in {1, 2, 4} (1 + 12 + 5 = 18 schedules and splits, as above), cp = 4 pp in {1, 2} (13), cp = 8 pp = 1 (1):
+// 50 x 2 b x 2 ZeRO stages x 2 recompute modes (none, full: no selective under flash) = 400. Without flash, none.
+TEST(SearchSpace, ContextParallelByHand) {
+  Experiment ex = testing::tiny_experiment();
+  ex.model.attention = AttentionKind::flash;
+  SpaceOptions o = tiny_options({Strategy::pp_zero1});
+  o.min_cp_tokens = 16;
+  EXPECT_EQ(count_plans(ex, o), 400);
+  int cp_plans = 0;
+  for_each_plan(ex, o, [&](const Plan& p) {
+    cp_plans += p.parallel.cp > 1;
+    EXPECT_EQ(p.parallel.world(), 8);
+    EXPECT_EQ(p.parallel.cp_kind, CpKind::ring);
+  });
+  EXPECT_EQ(cp_plans, 400 - 144);
+  o.min_cp_tokens = 8192;  // the default: none for 128 tokens
+  EXPECT_EQ(count_plans(ex, o), 144);
+  ex.model.attention = AttentionKind::unfused;
+  o.min_cp_tokens = 16;
+  EXPECT_EQ(count_plans(ex, o), 216);
 }
 
 TEST(SearchSpace, Zero3PpByHand) {
   // (z, pp): (2,1) (2,2) (2,4) (4,1) (4,2) (8,1): schedules 1+7+5+1+7+1 = 22, x 2 b x 3 = 132, x 2 ZeRO
-  // stages = 264 (114 before issue 13).
-  EXPECT_EQ(count(Strategy::zero3_pp), 264);
+  // stages = 264 (114 before issue 13); the 3, 1 split for z = 2 and 4: 10 more schedules, x 12 = 120.
+  EXPECT_EQ(count(Strategy::zero3_pp), 264 + 120);
 }
 
 TEST(SearchSpace, ZeroPPByHand) {
@@ -76,8 +107,9 @@ TEST(SearchSpace, ZeroPPByHand) {
   // pp=2 (4 pipelines): b=1 B=4, b=2 B=2 -> 6; v in {1, 2} -> 12.
   // pp=4 (2 pipelines): b=1 B=8, b=2 B=4 -> 12; v=1.
   // z=2: 3+12+12; z=4 (pp 1, 2): 3+12; z=8 (pp 1): 3 -> 45 x 3 recompute = 135, for hybrid A and B alike.
-  EXPECT_EQ(count(Strategy::zeropp_a), 135);
-  EXPECT_EQ(count(Strategy::zeropp_b), 135);
+  // The 3, 1 split at pp = 2, v = 1: 6 more units for z = 2 and for z = 4, x 3 recompute = 36.
+  EXPECT_EQ(count(Strategy::zeropp_a), 135 + 36);
+  EXPECT_EQ(count(Strategy::zeropp_b), 135 + 36);
 }
 
 // Under FlashAttention selective recomputation has nothing to drop (the plan would equal `none`: issue 21 saw it
@@ -86,14 +118,14 @@ TEST(SearchSpace, SelectiveRecomputeOnlyWhereItDropsSomething) {
   Experiment ex = testing::tiny_experiment();
   ex.model.attention = AttentionKind::unfused;
   // 684: ThreeDByHand's count (issue 19: TP overlap only where the framework and GPU run it).
-  EXPECT_EQ(count_plans(ex, tiny_options({Strategy::three_d})), 684);
+  EXPECT_EQ(count_plans(ex, tiny_options({Strategy::three_d})), 684 + 300);
   ex.model.attention = AttentionKind::flash;
-  EXPECT_EQ(count_plans(ex, tiny_options({Strategy::three_d})), 684 / 3 * 2);
+  EXPECT_EQ(count_plans(ex, tiny_options({Strategy::three_d})), (684 + 300) / 3 * 2);
   for_each_plan(ex, tiny_options(), [](const Plan& p) { EXPECT_NE(p.parallel.recompute, Recompute::selective); });
 }
 
 TEST(SearchSpace, AllStrategiesAddUp) {
-  EXPECT_EQ(count_plans(testing::tiny_experiment(), tiny_options()), 684 + 6 + 156 + 264 + 135 + 135);
+  EXPECT_EQ(count_plans(testing::tiny_experiment(), tiny_options()), 984 + 60 + 216 + 384 + 171 + 171);
 }
 
 TEST(SearchSpace, EveryPlanIsValidAndDistinct) {
@@ -104,20 +136,25 @@ TEST(SearchSpace, EveryPlanIsValidAndDistinct) {
     EXPECT_EQ(plan.parallel.global_batch(), 16);
     EXPECT_TRUE(seen.insert(to_json(plan.parallel).dump()).second) << to_json(plan.parallel).dump();
   });
-  EXPECT_EQ(seen.size(), 1380u);
+  EXPECT_EQ(seen.size(), 1986u);
 }
 
 TEST(SearchSpace, IntraNodeGroupsStayInOneNode) {
-  // 16 GPUs on 8-GPU nodes: tp and z never exceed 8, and pure ZeRO-3 is one group of all 16 (z = 8, dp = 2).
+  // 16 GPUs on 8-GPU nodes: tp and z never exceed 8, and pure ZeRO-3 is one group of all 16 (z = 8, dp = 2, or
+  // with TP: z = 1, dp = 16 / tp).
   Experiment ex = testing::tiny_experiment();
   ex.gpus = 16;
   ex.global_batch = 32;
   for_each_plan(ex, tiny_options(), [&](const Plan& plan) {
     EXPECT_LE(plan.parallel.tp, 8);
     EXPECT_LE(plan.parallel.z, 8);
-    if (plan.parallel.strategy == Strategy::zero3) {
+    if (plan.parallel.strategy == Strategy::zero3 && plan.parallel.tp == 1) {
       EXPECT_EQ(plan.parallel.z, 8);
       EXPECT_EQ(plan.parallel.dp, 2);
+    }
+    if (plan.parallel.strategy == Strategy::zero3 && plan.parallel.tp > 1) {
+      EXPECT_EQ(plan.parallel.z, 1);
+      EXPECT_EQ(plan.parallel.dp * plan.parallel.tp, 16);
     }
   });
 }

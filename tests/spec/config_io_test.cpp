@@ -50,7 +50,7 @@ TEST(Zoo, ListsTheModelsOfTheIssue) {
   const std::vector<std::string> expected = {
       "gpt2",           "gpt3-1.3b",        "gpt3-13b",        "gpt3-175b",       "gpt3-2.7b",
       "gpt3-6.7b",      "llama2-13b",       "llama2-70b",      "llama2-7b",       "llama3-70b",
-      "llama3-8b",      "megatron-1.7b",    "megatron-145.6b", "megatron-18.4b",  "megatron-1t",
+      "llama3-8b",      "llama3.1-405b",    "megatron-1.7b",    "megatron-145.6b", "megatron-18.4b",  "megatron-1t",
       "megatron-3.6b",  "megatron-310.1b",  "megatron-39.1b",  "megatron-529.6b", "megatron-7.5b",
       "megatron-76.1b", "qwen2-7b-instruct"};
   EXPECT_EQ(zoo_models(), expected);

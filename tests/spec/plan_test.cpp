@@ -44,14 +44,38 @@ TEST(Plan, ValidPlanPasses) {
   EXPECT_NO_THROW(validate(p));
 }
 
-TEST(Plan, PipelineStagesMustDivideLayers) {
+// Layers that do not divide take Megatron's split with the embedding and the loss counted as layers when it
+// exists, or the first/last stage layers the plan gives (spec/stage_layout.hpp; its own tests).
+TEST(Plan, PipelineStagesMustSplitTheLayers) {
   Plan p = base_plan();
   p.parallel.pp = 3;
   p.parallel.dp = 1;
-  EXPECT_SPEC_ERROR(validate(p), "parallel.pp", "parallel.pp=3 does not divide model.layers=32");
+  EXPECT_SPEC_ERROR(validate(p), "parallel.pp",
+                    "parallel.pp=3 does not divide model.layers=32 (nor model.layers+2=34 with the embedding and the "
+                    "loss counted as layers): set parallel.first_stage_layers and/or parallel.last_stage_layers");
+  p.parallel.first_stage_layers = 10;
+  EXPECT_NO_THROW(validate(p));  // 10, 11, 11
+  p.parallel.first_stage_layers = 9;
+  EXPECT_SPEC_ERROR(validate(p), "parallel.first_stage_layers",
+                    "parallel.first_stage_layers=9 leaves 23 layers, which the other 2 pipeline stage(s) cannot "
+                    "share evenly");
   p = base_plan();
   p.parallel.v = 3;
-  EXPECT_SPEC_ERROR(validate(p), "parallel.v", "parallel.pp*parallel.v=4*3=12 does not divide model.layers=32");
+  EXPECT_SPEC_ERROR(validate(p), "parallel.v",
+                    "parallel.pp*parallel.v=4*3=12 does not divide model.layers=32 (nor model.layers+2=34 with the "
+                    "embedding and the loss counted as layers): set parallel.first_stage_layers and/or "
+                    "parallel.last_stage_layers");
+  p = base_plan();
+  p.parallel.pp = 2;
+  p.parallel.dp = 4;
+  p.model.layers = 30;  // 30 = 2 x 15: even
+  EXPECT_NO_THROW(validate(p));
+  p.model.layers = 31;  // 33 is odd: refused
+  EXPECT_THROW(validate(p), SpecError);
+  p.model.layers = 30;
+  p.parallel.pp = 4;
+  p.parallel.dp = 2;  // 30 + 2 = 32 = 4 x 8: 7, 8, 8, 7
+  EXPECT_NO_THROW(validate(p));
 }
 
 TEST(Plan, TensorParallelMustDivideHeadsAndMlp) {

@@ -83,7 +83,8 @@ TEST(Strategy, DataParallelPictureByHand) {
 }
 
 // validate(ParallelSpec) refuses a split exactly when it contradicts the strategy's row in the table: tp only for
-// 3d, z only for the ZeRO-3 strategies, pp > 1 for all but zero3, the ZeRO stages each allows, and the schedule.
+// 3d and zero3 (FSDP2 + TP, its default framework), z only for the ZeRO-3 strategies, pp > 1 for all but zero3,
+// the ZeRO stages each allows, and the schedule.
 TEST(Strategy, ValidateRefusesExactlyWhatTheTableForbids) {
   int accepted = 0, refused = 0;
   for (Strategy s : all_strategies())
@@ -98,7 +99,7 @@ TEST(Strategy, ValidateRefusesExactlyWhatTheTableForbids) {
               p.schedule = k;
               const bool zeropp = s == Strategy::zeropp_a || s == Strategy::zeropp_b;
               bool ok = true;
-              if (tp > 1 && s != Strategy::three_d) ok = false;
+              if (tp > 1 && s != Strategy::three_d && s != Strategy::zero3) ok = false;
               if (z > 1 && (s == Strategy::three_d || s == Strategy::pp_zero1)) ok = false;
               if (pp > 1 && s == Strategy::zero3) ok = false;
               if (s == Strategy::zero3 && stage != 3) ok = false;
@@ -118,6 +119,27 @@ TEST(Strategy, ValidateRefusesExactlyWhatTheTableForbids) {
             }
   EXPECT_GT(accepted, 10);
   EXPECT_GT(refused, 100);
+}
+
+// FSDP with TP (torchtitan's 2-D): zero3 with tp shards each TP rank's parameters over the dp GPUs of its TP rank;
+// only framework fsdp2 does it (one line otherwise).
+TEST(Strategy, FsdpWithTensorParallelism) {
+  ParallelSpec p = spec(Strategy::zero3, 4, 1, 1, 8);
+  p.zero_stage = 3;
+  EXPECT_NO_THROW(validate(p));
+  const DataParallelSync d = data_parallel_sync(p);
+  EXPECT_EQ(d.shard_group, 8);
+  EXPECT_TRUE(d.shard_spans_dp);
+  EXPECT_EQ(d.optimizer_shards, 8);
+  p.framework = Framework::deepspeed;
+  try {
+    validate(p);
+    ADD_FAILURE() << "framework deepspeed with tp accepted";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "parallel.tp=4 with parallel.strategy=zero3 needs parallel.framework=fsdp2 (FSDP with TP is "
+              "torchtitan's 2-D parallelism; parallel.framework=deepspeed is not)");
+  }
 }
 
 }  // namespace

@@ -742,8 +742,9 @@ class Engine {
 
 SimResult simulate(const Program& program, const ActionCosts& costs, const SimOptions& options) {
   // One engine per thread, kept: a search simulates thousands of programs one after another, and arrays allocated
-  // afresh for each are fresh pages the kernel faults in and zeroes every time (a third of the CPU time of
-  // BM_SimulateZeroPP/64/2/256/16, 2026-11-26). What a very large program leaves behind is freed.
+  // afresh for each are fresh pages the kernel faults in and zeroes every time (measured 2026-11-26 on the 2-vCPU
+  // VM: about a third of the CPU time of a 236,736-action ZeroPP simulation, BM_SimulateZeroPP/64/2/256/16, went to
+  // the kernel). What a very large program leaves behind (over kKeepBytes) is freed after its run.
   constexpr std::size_t kKeepBytes = std::size_t{64} << 20;
   thread_local Engine engine;
   const auto trim = [] {

@@ -465,6 +465,16 @@ class Searcher {
     if (options_.progress && done < total_) options_.progress(phase, done, total_);
   }
 
+  GroupBest summary(const Group& g) const {
+    GroupBest out;
+    out.enumerated = g.enumerated;
+    out.simulated = g.simulated;
+    out.feasible = g.feasible;
+    out.best = g.best;
+    if (!g.best) out.closest = report(g.closest, ex_);
+    return out;
+  }
+
   SearchResult result() {
     SearchResult r;
     r.experiment = ex_;
@@ -528,28 +538,12 @@ class Searcher {
       for (int kind = 0; kind < kScheduleKinds; ++kind) {
         const Group& sg = schedule_groups_[k * kScheduleKinds + kind];
         if (sg.enumerated == 0) continue;
-        ScheduleSummary ss;
-        ss.schedule = static_cast<ScheduleKind>(kind);
-        ss.group.enumerated = sg.enumerated;
-        ss.group.simulated = sg.simulated;
-        ss.group.feasible = sg.feasible;
-        ss.group.best = sg.best;
-        if (!sg.best) ss.group.closest = report(sg.closest, ex_);
-        s.schedules.push_back(std::move(ss));
+        s.schedules.push_back({static_cast<ScheduleKind>(kind), summary(sg)});
       }
       r.strategies.push_back(std::move(s));
     }
-    for (std::size_t k = 0; k < family_groups_.size(); ++k) {
-      const Group& g = family_groups_[k];
-      FamilySummary f;
-      f.family = options_.families[k];
-      f.group.enumerated = g.enumerated;
-      f.group.simulated = g.simulated;
-      f.group.feasible = g.feasible;
-      f.group.best = g.best;
-      if (!g.best) f.group.closest = report(g.closest, ex_);
-      r.families.push_back(std::move(f));
-    }
+    for (std::size_t k = 0; k < family_groups_.size(); ++k)
+      r.families.push_back({options_.families[k], summary(family_groups_[k])});
     r.fastest_infeasible = report(fastest_infeasible_, ex_);
     if (top_.empty()) r.closest_infeasible = report(closest, ex_);
     if (options_.keep_all) {

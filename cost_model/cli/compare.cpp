@@ -43,8 +43,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // Iteration time of the 3d row (cp = 1) when it was compared and fits; 0 otherwise.
 double three_d_time(const std::vector<search::CompareRow>& rows) {
   for (const auto& r : rows)
-    if (r.spec.name == "3d" && r.found && r.estimate.estimate.feasible)
-      return r.estimate.estimate.time_s.iteration;
+    if (r.spec.name == "3d" && r.found && r.estimate.estimate.feasible) return r.estimate.estimate.time_s.iteration;
   return 0;
 }
 
@@ -113,9 +112,9 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
          "fastest plan; vs 3D is against the 3d row (cp = 1). FP8 is not modelled.\n";
   for (const std::string& line : absent) std::cout << line << ".\n";
   std::cout << "ZS: ZeRO stage of the dp dimension; tpcom: sequence parallel (sp), with the TP communication "
-         "overlapped (sp+ov), or not (nosp). A row that does not fit shows the plan that misses memory by least, "
-         "with its memory only.\n"
-      << analytic::kFlopConventionNote << "\nsent GB: bytes sent per GPU per iteration (GB = 1e9).\n";
+               "overlapped (sp+ov), or not (nosp). A row that does not fit shows the plan that misses memory by least, "
+               "with its memory only.\n"
+            << analytic::kFlopConventionNote << "\nsent GB: bytes sent per GPU per iteration (GB = 1e9).\n";
 }
 
 nlohmann::json rows_json(const std::vector<search::CompareRow>& rows,

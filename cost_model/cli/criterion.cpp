@@ -189,7 +189,8 @@ int run(const CriterionArgs& args) {
           {"in_space", v.cp_in_space},
           {"changes_answer", v.cp_in_space ? nlohmann::json(v.cp_changes_answer) : nlohmann::json(false)},
           {"best_cp_row", v.best_cp ? nlohmann::json(v.best_cp_row) : nlohmann::json(nullptr)},
-          {"best_cp_plan", v.best_cp ? nlohmann::json(search::describe_plan(v.best_cp->parallel)) : nlohmann::json(nullptr)},
+          {"best_cp_plan",
+           v.best_cp ? nlohmann::json(search::describe_plan(v.best_cp->parallel)) : nlohmann::json(nullptr)},
           {"sentence", v.cp_sentence}};
     }
     if (t) {

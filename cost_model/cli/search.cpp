@@ -92,8 +92,8 @@ void print_header() {
   std::cout << fmt::format(
       "{:>4} {:<10} {:>2} {:<5} {:>2} {:>2} {:>2} {:>3} {:>2} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} {:>8} {:>8} "
       "{:>8} {:>8} {:>6} {:>6} {:>8} {:>6}\n",
-      "rank", "strategy", "tp", "tpcom", "z", "cp", "pp", "dp", "ZS", "v", "schedule", "b", "B", "U", "recompute", "iter s",
-      "compute", "exp comm", "bubble", "TFLOP/s", "MFU", "MFU full", "GiB");
+      "rank", "strategy", "tp", "tpcom", "z", "cp", "pp", "dp", "ZS", "v", "schedule", "b", "B", "U", "recompute",
+      "iter s", "compute", "exp comm", "bubble", "TFLOP/s", "MFU", "MFU full", "GiB");
 }
 
 void print_table(const search::SearchResult& r, int top) {

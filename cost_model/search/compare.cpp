@@ -159,8 +159,7 @@ std::vector<CompareRow> present_rows(const std::vector<CompareRow>& rows) {
   return out;
 }
 
-std::vector<std::string> absent_variants(const Experiment& ex, const std::vector<CompareRow>& rows,
-                                         int min_cp_tokens) {
+std::vector<std::string> absent_variants(const Experiment& ex, const std::vector<CompareRow>& rows, int min_cp_tokens) {
   std::string cp_rows, tp_rows, other_rows;
   for (const CompareRow& r : rows) {
     if (r.found || !r.spec.variant || r.evaluated > 0) continue;

@@ -43,7 +43,7 @@ struct CompareOptions {
   SpaceOptions space;  // strategies are set from the rows
   bool simulate = true;
   std::function<void(const char*, std::int64_t, std::int64_t)> progress;  // SearchOptions::progress
-  int threads = 0;  // SearchOptions::threads (0: every core)
+  int threads = 0;                                                        // SearchOptions::threads (0: every core)
 };
 
 struct CompareRow {

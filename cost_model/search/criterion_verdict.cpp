@@ -38,16 +38,17 @@ void judge_cp(const SearchResult& r, CriterionVerdict& v) {
     }
   }
   if (!v.cp_in_space) {
-    v.cp_sentence = fmt::format(" CP cannot change this answer: {}.", cp_absent_reason(ex, r.options.space.min_cp_tokens));
+    v.cp_sentence =
+        fmt::format(" CP cannot change this answer: {}.", cp_absent_reason(ex, r.options.space.min_cp_tokens));
     return;
   }
   v.zeropp_any = faster_of(best_of(r, Strategy::zeropp_a), best_of(r, Strategy::zeropp_b));
   v.three_d_any = best_of(r, Strategy::three_d);
-  const std::optional<Candidate> zeropp_cp =
-      faster_of(family(r, "zeropp_a_cp").best, family(r, "zeropp_b_cp").best);
-  std::string text = fmt::format(" With context parallelism (in the space at {} tokens, each CP rank keeping at least "
-                                 "{}): ",
-                                 ex.model.seq_len, r.options.space.min_cp_tokens);
+  const std::optional<Candidate> zeropp_cp = faster_of(family(r, "zeropp_a_cp").best, family(r, "zeropp_b_cp").best);
+  std::string text = fmt::format(
+      " With context parallelism (in the space at {} tokens, each CP rank keeping at least "
+      "{}): ",
+      ex.model.seq_len, r.options.space.min_cp_tokens);
   text += zeropp_cp ? fmt::format("ZeroPP's best plan with CP is {} at {:.3f} s; ", describe_plan(zeropp_cp->parallel),
                                   zeropp_cp->estimate.time_s.iteration)
                     : "no ZeroPP plan with CP fits; ";
@@ -69,9 +70,8 @@ void judge_cp(const SearchResult& r, CriterionVerdict& v) {
   } else {
     text += fmt::format(
         "With CP allowed on both sides ZeroPP's best ({}, {:.3f} s) is {} 3D's best ({}, {:.3f} s: {:+.3f} s)",
-        describe_plan(v.zeropp_any->parallel), v.zeropp_any->estimate.time_s.iteration,
-        with_cp ? "ahead of" : "behind", describe_plan(v.three_d_any->parallel),
-        v.three_d_any->estimate.time_s.iteration,
+        describe_plan(v.zeropp_any->parallel), v.zeropp_any->estimate.time_s.iteration, with_cp ? "ahead of" : "behind",
+        describe_plan(v.three_d_any->parallel), v.three_d_any->estimate.time_s.iteration,
         v.three_d_any->estimate.time_s.iteration - v.zeropp_any->estimate.time_s.iteration);
   }
   text += v.cp_changes_answer
@@ -99,9 +99,10 @@ CriterionVerdict criterion_verdict(const SearchResult& r) {
   const Experiment& ex = r.experiment;
   const std::optional<Candidate> best = faster_of(family(r, "zeropp_a").best, family(r, "zeropp_b").best);
   if (!best) {
-    v.paragraph = fmt::format("No ZeroPP plan of {} on {} GPUs of {} fits in memory, so there is no winning ZeroPP "
-                              "plan to judge the criterion on.",
-                              ex.model.name, ex.gpus, ex.cluster.name);
+    v.paragraph = fmt::format(
+        "No ZeroPP plan of {} on {} GPUs of {} fits in memory, so there is no winning ZeroPP "
+        "plan to judge the criterion on.",
+        ex.model.name, ex.gpus, ex.cluster.name);
     for (const char* row : {"zeropp_a", "zeropp_b"})
       if (const GroupBest& g = family(r, row); g.closest.any)
         v.paragraph += fmt::format(" Closest {}: {}.", row, g.closest.reason);

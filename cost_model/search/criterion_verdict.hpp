@@ -21,25 +21,25 @@
 namespace zeropp::search {
 
 struct CriterionVerdict {
-  bool found = false;                      // a ZeroPP plan fits (else `paragraph` says why not)
-  Candidate zeropp;                        // the winning ZeroPP plan
-  std::optional<Candidate> three_d;        // the search's best 3D plan, if one fits
-  analytic::Criterion bytes;               // at the plan's b and U
-  analytic::CriterionTime time;            // on the experiment's cluster, z = tp = the plan's z
+  bool found = false;                // a ZeroPP plan fits (else `paragraph` says why not)
+  Candidate zeropp;                  // the winning ZeroPP plan
+  std::optional<Candidate> three_d;  // the search's best 3D plan, if one fits
+  analytic::Criterion bytes;         // at the plan's b and U
+  analytic::CriterionTime time;      // on the experiment's cluster, z = tp = the plan's z
   // The TP rule of the time-based answer: the best 3D plan's (sequence parallelism, --tp-comm-overlap), so the
   // answer grants TP what the plan it is compared with has; without a 3D plan, the best the space allows.
   analytic::CriterionTpRule tp_rule;
-  bool search_prefers_zeropp = false;      // zeropp faster than three_d (true when no 3D plan fits)
+  bool search_prefers_zeropp = false;  // zeropp faster than three_d (true when no 3D plan fits)
   bool bytes_agree = false, time_agree = false;
-  std::string followed;   // "both", "time-based", "byte criterion", "neither"
+  std::string followed;  // "both", "time-based", "byte criterion", "neither"
   // Context parallelism.
-  bool cp_in_space = false;              // some row with cp > 1 has plans
-  std::optional<Candidate> best_cp;      // the fastest plan with cp > 1 that fits, of any row
-  std::string best_cp_row;               // its row
+  bool cp_in_space = false;                          // some row with cp > 1 has plans
+  std::optional<Candidate> best_cp;                  // the fastest plan with cp > 1 that fits, of any row
+  std::string best_cp_row;                           // its row
   std::optional<Candidate> zeropp_any, three_d_any;  // ZeroPP's and 3D's best with CP allowed (any cp)
-  bool cp_changes_answer = false;        // ZeroPP vs 3D with CP allowed differs from the answer at cp = 1
-  std::string cp_sentence;               // the paragraph's last sentences, on CP
-  std::string paragraph;  // the reconciliation, one paragraph
+  bool cp_changes_answer = false;                    // ZeroPP vs 3D with CP allowed differs from the answer at cp = 1
+  std::string cp_sentence;                           // the paragraph's last sentences, on CP
+  std::string paragraph;                             // the reconciliation, one paragraph
 };
 
 // `result` must come from compare's search (compare.hpp, search_options): its rows are families of it (a row it

@@ -40,7 +40,7 @@ bool closer(const Candidate& a, const Candidate& b) {
 struct Entry {
   ParallelSpec parallel;
   PlanBounds bounds;
-  int strategy = 0;  // index into the searched strategies
+  int strategy = 0;            // index into the searched strategies
   std::uint64_t families = 0;  // bit k: in SearchOptions::families[k]
   PlanFate fate = PlanFate::pruned_by_time;
 };
@@ -489,8 +489,9 @@ class Searcher {
               "that are provably held) exceeds GPU memory (it cannot fit), or when a lower bound on its simulated "
               "time (the busiest rank's compute seconds + the forward chain before it, then the compute-only "
               "schedule's makespan) exceeds the time of every answer it could change";
-    r.tie_rule = "ties: lower peak memory, then the earlier plan in enumeration order (strategy, tp/z, pp, ZeRO "
-                 "stage, sequence parallelism and TP overlap, schedule, v, b, U, recompute)";
+    r.tie_rule =
+        "ties: lower peak memory, then the earlier plan in enumeration order (strategy, tp/z, pp, ZeRO "
+        "stage, sequence parallelism and TP overlap, schedule, v, b, U, recompute)";
     SearchCounts& n = r.counts;
     n.enumerated = static_cast<std::int64_t>(entries_.size());
     for (const Entry& e : entries_) {
@@ -530,10 +531,10 @@ class Searcher {
       if (!g.best) {
         s.closest = report(g.closest, ex_);
         if (g.closest && (!closest || closer(*g.closest, *closest))) closest = g.closest;
-        s.note = g.enumerated == 0 ? fmt::format("no {} layout for {} GPUs ({} per node) and global batch {}",
-                                                 to_string(s.strategy), ex_.gpus, ex_.cluster.gpus_per_node,
-                                                 ex_.global_batch)
-                                   : fmt::format("none of its {} plans fits in memory", g.enumerated);
+        s.note = g.enumerated == 0
+                     ? fmt::format("no {} layout for {} GPUs ({} per node) and global batch {}", to_string(s.strategy),
+                                   ex_.gpus, ex_.cluster.gpus_per_node, ex_.global_batch)
+                     : fmt::format("none of its {} plans fits in memory", g.enumerated);
       }
       for (int kind = 0; kind < kScheduleKinds; ++kind) {
         const Group& sg = schedule_groups_[k * kScheduleKinds + kind];
@@ -606,8 +607,9 @@ bool PlanFamily::contains(const ParallelSpec& p) const {
 std::string describe_family(const PlanFamily& f) {
   std::string out = to_string(f.strategy);
   const auto size = [&](const char* dim, SizeClass c) {
-    if (c != SizeClass::any) out += fmt::format("{} {} {}", out.find(" with ") == std::string::npos ? " with" : ",",
-                                                dim, c == SizeClass::one ? "= 1" : "> 1");
+    if (c != SizeClass::any)
+      out += fmt::format("{} {} {}", out.find(" with ") == std::string::npos ? " with" : ",", dim,
+                         c == SizeClass::one ? "= 1" : "> 1");
   };
   size("tp", f.tp);
   size("cp", f.cp);

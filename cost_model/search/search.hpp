@@ -115,9 +115,9 @@ struct InfeasibleReport {
 struct GroupBest {
   std::int64_t enumerated = 0;
   std::int64_t simulated = 0;
-  std::int64_t feasible = 0;          // simulated plans that fit
-  std::optional<Candidate> best;      // the group's fastest plan that fits (exact)
-  InfeasibleReport closest;           // when none fits: the plan that misses memory by least (exact)
+  std::int64_t feasible = 0;      // simulated plans that fit
+  std::optional<Candidate> best;  // the group's fastest plan that fits (exact)
+  InfeasibleReport closest;       // when none fits: the plan that misses memory by least (exact)
 };
 
 struct ScheduleSummary {
@@ -129,10 +129,10 @@ struct StrategySummary {
   Strategy strategy = Strategy::three_d;
   std::int64_t enumerated = 0;
   std::int64_t simulated = 0;
-  std::int64_t feasible = 0;      // simulated plans of the strategy that fit
-  std::optional<Candidate> best;  // fastest plan of the strategy that fits (exact)
-  InfeasibleReport closest;       // when none fits: the plan that misses memory by least (exact)
-  std::string note;               // why there is none
+  std::int64_t feasible = 0;               // simulated plans of the strategy that fit
+  std::optional<Candidate> best;           // fastest plan of the strategy that fits (exact)
+  InfeasibleReport closest;                // when none fits: the plan that misses memory by least (exact)
+  std::string note;                        // why there is none
   std::vector<ScheduleSummary> schedules;  // per schedule the strategy's plans run, in enumeration order
 };
 

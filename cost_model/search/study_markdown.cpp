@@ -195,15 +195,14 @@ void table_section(std::string& md, const StudyReport& r) {
     const bool bold = i == r.winner;
     // A row that does not fit shows its least-memory plan: its time and throughput say nothing (compare.cpp).
     const auto when_fits = [&](std::string text) { return e.feasible ? text : std::string("-"); };
-    md += fmt::format("| {}{}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                      bold ? "**" : "", row.spec.name, bold ? "**" : "", p.tp, p.cp, p.pp, p.dp, p.z, to_string(p.schedule),
-                      p.v, p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute),
-                      when_fits(fmt::format("{:.3f}{}", e.time_s.iteration, row.estimate.simulated ? "" : " (cf)")),
-                      when_fits(fmt::format("{:.1f}", e.throughput.tflops_per_gpu)),
-                      when_fits(fmt::format("{:.1f}% ({:.1f}%)", 100 * e.throughput.mfu,
-                                            100 * e.throughput.mfu_full_attention)),
-                      peak,
-                      when_fits(fmt::format("{:.2f}", e.comm_bytes.total / 1e9)), vs);
+    md += fmt::format(
+        "| {}{}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        bold ? "**" : "", row.spec.name, bold ? "**" : "", p.tp, p.cp, p.pp, p.dp, p.z, to_string(p.schedule), p.v,
+        p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute),
+        when_fits(fmt::format("{:.3f}{}", e.time_s.iteration, row.estimate.simulated ? "" : " (cf)")),
+        when_fits(fmt::format("{:.1f}", e.throughput.tflops_per_gpu)),
+        when_fits(fmt::format("{:.1f}% ({:.1f}%)", 100 * e.throughput.mfu, 100 * e.throughput.mfu_full_attention)),
+        peak, when_fits(fmt::format("{:.2f}", e.comm_bytes.total / 1e9)), vs);
   }
   md +=
       "\nModel output (`zeropp compare`): iteration time and peak memory from the schedule simulator with analytic "
@@ -213,7 +212,8 @@ void table_section(std::string& md, const StudyReport& r) {
       " sent GB: bytes sent per GPU per iteration (GB = 1e9); GiB = 2^30 bytes. B is micro-batches per pipeline; "
       "3d, zero3 (tp = 1), the pipeline rows and zeropp_a/b have no context parallelism (cp = 1), fsdp_tp is ZeRO-3 "
       "with tp > 1 (FSDP2 + TP), a _cp row its strategy with cp > 1; vs 3D is against the 3d row; FP8 is not "
-      "modelled; the winner is in bold. A row that does not fit shows the plan that misses memory by least, with its memory "
+      "modelled; the winner is in bold. A row that does not fit shows the plan that misses memory by least, with its "
+      "memory "
       "only.\n\n";
 }
 

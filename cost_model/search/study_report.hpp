@@ -38,11 +38,11 @@ struct StudyOptions {
   // (validation_sets_for); empty without it, none.
   std::vector<std::string> validation_sets;
   bool auto_validation_sets = true;
-  std::filesystem::path validation_cache;        // where leave-one-out results are cached (empty: not cached)
-  bool revalidate = false;                       // run the leave-one-out fits even when the cache is current
-  int grid_width = 150;                          // characters per row of the timeline grid
+  std::filesystem::path validation_cache;  // where leave-one-out results are cached (empty: not cached)
+  bool revalidate = false;                 // run the leave-one-out fits even when the cache is current
+  int grid_width = 150;                    // characters per row of the timeline grid
   CompareOptions compare;
-  std::string command;  // the command line that writes this report, quoted in its header
+  std::string command;                               // the command line that writes this report, quoted in its header
   std::optional<analytic::RunCostOptions> run_cost;  // --tokens: a "training run" table per row
 };
 
@@ -77,8 +77,8 @@ std::pair<double, double> ratio_band(double ratio, double e);
 
 struct StudyReport {
   Experiment experiment;
-  std::string nominal_warning;  // spec/provenance.hpp's nominal_warning for the cluster, empty when none
-  std::string command;  // StudyOptions::command
+  std::string nominal_warning;           // spec/provenance.hpp's nominal_warning for the cluster, empty when none
+  std::string command;                   // StudyOptions::command
   std::vector<CompareRow> rows;          // compare's rows as it shows them (present_rows)
   std::vector<std::string> absent_rows;  // why variant rows are left out (absent_variants)
   std::optional<analytic::RunCostOptions> run_cost;  // StudyOptions::run_cost

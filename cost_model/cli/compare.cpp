@@ -40,11 +40,10 @@ Experiment build_experiment(const CompareArgs& a) {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// Iteration time of the 3D row when it was compared and fits; 0 otherwise.
+// Iteration time of the 3d row (cp = 1) when it was compared and fits; 0 otherwise.
 double three_d_time(const std::vector<search::CompareRow>& rows) {
   for (const auto& r : rows)
-    if (r.spec.strategy == Strategy::three_d && r.found && r.estimate.estimate.feasible)
-      return r.estimate.estimate.time_s.iteration;
+    if (r.spec.name == "3d" && r.found && r.estimate.estimate.feasible) return r.estimate.estimate.time_s.iteration;
   return 0;
 }
 
@@ -55,19 +54,20 @@ std::optional<analytic::RunCost> row_run_cost(const search::CompareRow& r,
   return analytic::run_cost(r.plan, r.estimate.estimate.time_s.iteration, *o);
 }
 
-void print_table(const Experiment& ex, const std::vector<search::CompareRow>& rows, const search::SearchResult& r) {
+void print_table(const Experiment& ex, const std::vector<search::CompareRow>& rows, const search::SearchResult& r,
+                 const std::vector<std::string>& absent) {
   std::cout << fmt::format("{}: {} on {} GPUs of {}, global batch {} x {} tokens, {}\n\n", ex.name, ex.model.name,
                            ex.gpus, ex.cluster.name, ex.global_batch, ex.model.seq_len, to_string(ex.dtype));
   std::cout << fmt::format(
-      "{:<11} {:>3} {:>3} {:>4} {:>2} {:>2} {:<5} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8} {:>8} {:>7} "
+      "{:<13} {:>3} {:>3} {:>3} {:>4} {:>2} {:>2} {:<5} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8} {:>8} {:>7} "
       "{:>6} {:>8} {:>8} {:>8} {:>8} {:>7}\n",
-      "strategy", "tp", "pp", "dp", "z", "ZS", "tpcom", "schedule", "v", "b", "B", "U", "recompute", "iter s",
+      "strategy", "tp", "cp", "pp", "dp", "z", "ZS", "tpcom", "schedule", "v", "b", "B", "U", "recompute", "iter s",
       "(closed)", "TFLOP/s", "MFU", "MFU full", "peak GiB", "(closed)", "sent GB", "vs 3D");
   const double base = three_d_time(rows);
   bool any_closed = false;
   for (const auto& r : rows) {
     if (!r.found) {
-      std::cout << fmt::format("{:<11} {}\n", r.spec.name, r.note);
+      std::cout << fmt::format("{:<13} {}\n", r.spec.name, r.note);
       continue;
     }
     const ParallelSpec& p = r.plan.parallel;
@@ -83,9 +83,9 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
     // (it is chosen for memory alone, often U = 1 or full recompute), so only its memory is printed.
     const auto when_fits = [&](std::string text) { return e.feasible ? text : std::string("-"); };
     std::cout << fmt::format(
-        "{:<11} {:>3} {:>3} {:>4} {:>2} {:>2} {:<5} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8} {:>8} "
+        "{:<13} {:>3} {:>3} {:>3} {:>4} {:>2} {:>2} {:<5} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8} {:>8} "
         "{:>7} {:>6} {:>8} {:>8.1f} {:>8} {:>8} {:>7}{}\n",
-        r.spec.name, p.tp, p.pp, p.dp, p.z, p.zero_stage, search::tp_comm_label(p), to_string(p.schedule), p.v,
+        r.spec.name, p.tp, p.cp, p.pp, p.dp, p.z, p.zero_stage, search::tp_comm_label(p), to_string(p.schedule), p.v,
         p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute),
         when_fits(fmt::format("{:.3f}", e.time_s.iteration)), when_fits(closed_time),
         when_fits(fmt::format("{:.1f}", e.throughput.tflops_per_gpu)),
@@ -106,10 +106,15 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
   std::cout
       << "iter s and peak GiB (GiB = 2^30 B): simulated schedule; (closed): the closed forms for the same plan"
       << (any_closed ? "; cf: closed form only (--closed-form)" : "")
-      << ".\nZS: ZeRO stage of the dp dimension; tpcom: sequence parallel (sp), with the TP communication "
-         "overlapped (sp+ov), or not (nosp). A row that does not fit shows the plan that misses memory by least, "
-         "with its memory only.\n"
-      << analytic::kFlopConventionNote << "\nsent GB: bytes sent per GPU per iteration (GB = 1e9).\n";
+      << ".\nRows: 3d, zero3 (tp = 1), the pipeline rows and zeropp_a/b are plans without context parallelism "
+         "(cp = 1); fsdp_tp is ZeRO-3 with tp > 1 (torchtitan's FSDP2 + TP), cp = 1; a _cp row is its strategy "
+         "with cp > 1 (zero3_cp with any tp). A strategy's rows split its plans, so the fastest row is the search's "
+         "fastest plan; vs 3D is against the 3d row (cp = 1). FP8 is not modelled.\n";
+  for (const std::string& line : absent) std::cout << line << ".\n";
+  std::cout << "ZS: ZeRO stage of the dp dimension; tpcom: sequence parallel (sp), with the TP communication "
+               "overlapped (sp+ov), or not (nosp). A row that does not fit shows the plan that misses memory by least, "
+               "with its memory only.\n"
+            << analytic::kFlopConventionNote << "\nsent GB: bytes sent per GPU per iteration (GB = 1e9).\n";
 }
 
 nlohmann::json rows_json(const std::vector<search::CompareRow>& rows,
@@ -119,6 +124,7 @@ nlohmann::json rows_json(const std::vector<search::CompareRow>& rows,
   for (const auto& r : rows) {
     nlohmann::json j = {{"row", r.spec.name},
                         {"strategy", to_string(r.spec.strategy)},
+                        {"family", search::describe_family(r.spec)},
                         {"found", r.found},
                         {"evaluated", r.evaluated},
                         {"simulated", r.simulated}};
@@ -126,6 +132,8 @@ nlohmann::json rows_json(const std::vector<search::CompareRow>& rows,
       j["note"] = r.note;
     } else {
       const auto& e = r.estimate.estimate;
+      j["tp"] = r.plan.parallel.tp;
+      j["cp"] = r.plan.parallel.cp;
       j["parallel"] = to_json(r.plan.parallel);
       j["estimate"] = search::to_json(r.estimate);
       j["feasible"] = e.feasible;
@@ -145,7 +153,9 @@ int run(const CompareArgs& args) {
   options.simulate = !args.closed_form;
   const auto specs = search::select_rows(ex, args.strategies);
   const search::SearchResult result = search::run_search(ex, search::search_options(specs, options));
-  const auto rows = search::rows_of(result, specs);
+  const auto all_rows = search::rows_of(result, specs);
+  const auto rows = search::present_rows(all_rows);
+  const std::vector<std::string> absent = search::absent_variants(ex, all_rows, result.options.space.min_cp_tokens);
   const std::optional<analytic::RunCostOptions> run_cost = run_cost_options(args.run_cost);
   if (args.format == Format::json) {
     nlohmann::json j = {{"schema", kSchemaVersion},
@@ -164,10 +174,11 @@ int run(const CompareArgs& args) {
                           {"over_memory_bound", result.counts.over_memory_bound},
                           {"pruned", result.counts.pruned}}},
                         {"tie_rule", result.tie_rule},
+                        {"absent_rows", absent},
                         {"strategies", rows_json(rows, run_cost)}};
     std::cout << j.dump(2) << "\n";
   } else {
-    print_table(ex, rows, result);
+    print_table(ex, rows, result, absent);
     if (run_cost) {
       std::vector<RunCostRow> costs;
       for (const auto& r : rows) costs.push_back({r.spec.name, row_run_cost(r, run_cost)});
@@ -179,14 +190,15 @@ int run(const CompareArgs& args) {
 
 const bool registered = register_command({
     "compare",
-    "Compare the strategies (3D, ZeRO-3, 1F1B/ZB-H1/ZB-H2/BFS + ZeRO-1, naive ZeRO-3 + PP, ZeroPP A/B) for one "
-    "experiment, each at its best plan",
+    "Compare the strategies (3D, ZeRO-3, FSDP + TP, 1F1B/ZB-H1/ZB-H2/BFS + ZeRO-1, naive ZeRO-3 + PP, ZeroPP A/B, "
+    "each with context parallelism where the space has it) for one experiment, each at its best plan",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<CompareArgs>();
       add_experiment_options(sub, a->source);
       sub.add_option("--strategies", a->strategies,
-                     "Rows to compare: 3d, zero3, 1f1b_zero1, zb_h1_zero1, zb_h2_zero1, bfs_zero1, zero3_pp, zeropp_a, "
-                     "zeropp_b (default: all)")
+                     "Rows to compare: 3d, 3d_cp, zero3, fsdp_tp, zero3_cp, 1f1b_zero1, 1f1b_zero1_cp, zb_h1_zero1, "
+                     "zb_h2_zero1, bfs_zero1, zero3_pp, zero3_pp_cp, zeropp_a, zeropp_a_cp, zeropp_b, zeropp_b_cp "
+                     "(default: all, the fsdp_tp and _cp rows where the space has plans of them)")
           ->delimiter(',');
       sub.add_flag("--closed-form", a->closed_form, "Closed forms only, no schedule simulation");
       add_run_cost_options(sub, a->run_cost);

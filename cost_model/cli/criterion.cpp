@@ -21,6 +21,7 @@
 #include "cost_model/cli/experiment_args.hpp"
 #include "cost_model/cli/plot_runner.hpp"
 #include "cost_model/options/cli_checks.hpp"
+#include "cost_model/search/compare.hpp"
 #include "cost_model/search/criterion_map.hpp"
 #include "cost_model/search/criterion_verdict.hpp"
 #include "cost_model/search/describe.hpp"
@@ -68,9 +69,7 @@ Inputs resolve(const CriterionArgs& a) {
     if (a.cluster_time) in.cluster = ex.cluster;
     if (!a.micro_batch || !a.unit) {
       // The same search as `zeropp search`, `compare` and `report`: b and U of its winning ZeroPP plan.
-      search::SearchOptions options;
-      options.space.strategies = ex.strategies;
-      const search::SearchResult result = search::run_search(ex, options);
+      const search::SearchResult result = search::run_search(ex, search::search_options(search::select_rows(ex, {})));
       in.verdict = search::criterion_verdict(result);
       if (in.verdict->found) {
         const ParallelSpec& p = in.verdict->zeropp.parallel;
@@ -79,7 +78,7 @@ Inputs resolve(const CriterionArgs& a) {
         in.origin = fmt::format("best ZeroPP plan of experiment \"{}\", {}", ex.name, to_string(p.strategy));
       } else {
         // No ZeroPP plan fits: b and U of the zeropp_b plan closest to fitting, not called a best plan.
-        const search::StrategySummary* s = result.strategy(Strategy::zeropp_b);
+        const search::GroupBest* s = result.family("zeropp_b");
         if (!s || !s->closest.any) throw SpecError("experiment", in.verdict->paragraph);
         const search::Candidate& c = s->closest.plan;
         in.b = c.parallel.micro_batch;
@@ -185,6 +184,14 @@ int run(const CriterionArgs& args) {
                              {"bytes_criterion_agrees", v.bytes_agree},
                              {"time_criterion_agrees", v.time_agree},
                              {"followed", v.followed}});
+      // Context parallelism: whether the space has it and whether it changes ZeroPP vs 3D.
+      j["verdict"]["cp"] = {
+          {"in_space", v.cp_in_space},
+          {"changes_answer", v.cp_in_space ? nlohmann::json(v.cp_changes_answer) : nlohmann::json(false)},
+          {"best_cp_row", v.best_cp ? nlohmann::json(v.best_cp_row) : nlohmann::json(nullptr)},
+          {"best_cp_plan",
+           v.best_cp ? nlohmann::json(search::describe_plan(v.best_cp->parallel)) : nlohmann::json(nullptr)},
+          {"sentence", v.cp_sentence}};
     }
     if (t) {
       j["time"] = analytic::to_json(*t, in.cluster->name);

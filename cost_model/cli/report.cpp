@@ -68,10 +68,17 @@ void print_summary(const search::StudyReport& r, const std::filesystem::path& pa
   line("best ZeroPP", r.best_zeropp);
   line("3D", r.three_d);
   line("best pipeline baseline", r.best_pp);
+  line("best other row", r.best_rival);  // FSDP + TP and the CP rows included
+  line("best ZeroPP with CP", r.best_zeropp_cp);
+  line("best other row with CP", r.best_rival_cp);
   if (r.best_zeropp >= 0 && r.three_d >= 0)
     std::cout << fmt::format("  ZeroPP vs 3D {:.2f}x", search::speedup(r, r.best_zeropp, r.three_d));
   if (r.best_zeropp >= 0 && r.best_pp >= 0)
     std::cout << fmt::format(", vs best pipeline baseline {:.2f}x", search::speedup(r, r.best_zeropp, r.best_pp));
+  if (r.best_zeropp >= 0 && r.best_rival >= 0)
+    std::cout << fmt::format(", vs best other row {:.2f}x", search::speedup(r, r.best_zeropp, r.best_rival));
+  if (r.best_zeropp_cp >= 0 && r.best_rival_cp >= 0)
+    std::cout << fmt::format("; with CP on both sides {:.2f}x", search::speedup(r, r.best_zeropp_cp, r.best_rival_cp));
   std::cout << "\n";
   if (r.have_criterion)
     std::cout << fmt::format("  criterion at b={} U={}: 2sUb = {:.0f} vs 3P/(4h) = {:.0f} ({}); time-based on {}: {}\n",

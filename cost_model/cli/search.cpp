@@ -49,18 +49,17 @@ Experiment build_experiment(const SearchArgs& a) {
   if (!a.strategies.empty()) {
     ex.strategies.clear();
     for (const auto& s : a.strategies) {
-      // compare's row names (zb_h1_zero1, zb_h2_zero1, bfs_zero1) are 1f1b_zero1 on one schedule: the search takes
-      // the strategy, every schedule of it, and says so.
+      // compare's row names (zb_h1_zero1 is 1f1b_zero1 on one schedule, 3d_cp is 3d with cp > 1, ...) that are
+      // part of a strategy: the search takes the strategy, every plan of it, and says so.
       Strategy strategy{};
       const auto rows = search::compare_row_specs();
       const auto row = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.name == s; });
-      if (row != rows.end() && row->schedule) {
+      if (row != rows.end() && to_string(row->strategy) != s) {
         strategy = row->strategy;
         std::cerr << fmt::format(
-            "zeropp: note: --strategies {} is compare's row of {} on the {} schedule; search "
-            "searches {} on every schedule it can run (the table's schedule column tells them "
-            "apart)\n",
-            s, to_string(strategy), to_string(*row->schedule), to_string(strategy));
+            "zeropp: note: --strategies {} is compare's row of {}; search searches every plan of {} (the table's "
+            "schedule, tp and cp columns tell them apart)\n",
+            s, search::describe_family(*row), to_string(strategy));
       } else {
         strategy = strategy_from_string(s, "strategies");
       }
@@ -80,9 +79,9 @@ void print_row(const std::string& rank, const search::Candidate& c) {
   const auto& t = c.estimate.time_s;
   const bool zeropp = is_zeropp(p.strategy);
   std::cout << fmt::format(
-      "{:>4} {:<10} {:>2} {:<5} {:>2} {:>2} {:>3} {:>2} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} "
+      "{:>4} {:<10} {:>2} {:<5} {:>2} {:>2} {:>2} {:>3} {:>2} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} "
       "{:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>6.1f} {:>5.1f}% {:>7.1f}% {:>6.1f}{}\n",
-      rank, to_string(p.strategy), p.tp, search::tp_comm_label(p), p.z, p.pp, p.dp, p.zero_stage, p.v,
+      rank, to_string(p.strategy), p.tp, search::tp_comm_label(p), p.z, p.cp, p.pp, p.dp, p.zero_stage, p.v,
       to_string(p.schedule), p.micro_batch, p.micro_batches, zeropp ? std::to_string(p.unit) : "-",
       to_string(p.recompute), t.iteration, t.compute, t.comm_exposed, t.bubble, c.estimate.throughput.tflops_per_gpu,
       100 * c.estimate.throughput.mfu, 100 * c.estimate.throughput.mfu_full_attention,
@@ -91,10 +90,10 @@ void print_row(const std::string& rank, const search::Candidate& c) {
 
 void print_header() {
   std::cout << fmt::format(
-      "{:>4} {:<10} {:>2} {:<5} {:>2} {:>2} {:>3} {:>2} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} {:>8} {:>8} "
+      "{:>4} {:<10} {:>2} {:<5} {:>2} {:>2} {:>2} {:>3} {:>2} {:>2} {:<11} {:>2} {:>4} {:>4} {:<9} {:>8} {:>8} "
       "{:>8} {:>8} {:>6} {:>6} {:>8} {:>6}\n",
-      "rank", "strategy", "tp", "tpcom", "z", "pp", "dp", "ZS", "v", "schedule", "b", "B", "U", "recompute", "iter s",
-      "compute", "exp comm", "bubble", "TFLOP/s", "MFU", "MFU full", "GiB");
+      "rank", "strategy", "tp", "tpcom", "z", "cp", "pp", "dp", "ZS", "v", "schedule", "b", "B", "U", "recompute",
+      "iter s", "compute", "exp comm", "bubble", "TFLOP/s", "MFU", "MFU full", "GiB");
 }
 
 void print_table(const search::SearchResult& r, int top) {
@@ -219,7 +218,7 @@ const bool registered = register_command({
       sub.add_option(
              "--strategies", a->strategies,
              "Strategies to search: 3d, zero3, 1f1b_zero1, zero3_pp, zeropp_a, zeropp_b (default: all); compare's "
-             "zb_h1_zero1, zb_h2_zero1, bfs_zero1 search 1f1b_zero1")
+             "other rows (zb_h1_zero1, 3d_cp, fsdp_tp, ...) search their strategy")
           ->delimiter(',');
       sub.add_option("--top", a->top, "Plans to print (default 10)")->check(cli_checks::integer_in(0, kIntMax));
       sub.add_option("--max-v", a->options.space.max_v,

@@ -13,24 +13,71 @@ namespace zeropp::search {
 
 std::vector<CompareRowSpec> compare_row_specs() {
   using K = ScheduleKind;
+  using S = Strategy;
+  constexpr SizeClass any = SizeClass::any, one = SizeClass::one, more = SizeClass::more;
+  const auto row = [](const char* name, S s, std::optional<K> k, SizeClass cp, SizeClass tp, bool variant) {
+    CompareRowSpec r;
+    r.name = name;
+    r.strategy = s;
+    r.schedule = k;
+    r.cp = cp;
+    r.tp = tp;
+    r.variant = variant;
+    return r;
+  };
+  const std::nullopt_t anyk = std::nullopt;
   return {
-      {"3d", Strategy::three_d, std::nullopt},
-      {"zero3", Strategy::zero3, std::nullopt},
-      {"1f1b_zero1", Strategy::pp_zero1, std::nullopt},
-      {"zb_h1_zero1", Strategy::pp_zero1, K::zb_h1},
-      {"zb_h2_zero1", Strategy::pp_zero1, K::zb_h2},
-      {"bfs_zero1", Strategy::pp_zero1, K::bfs},
-      {"zero3_pp", Strategy::zero3_pp, std::nullopt},
-      {"zeropp_a", Strategy::zeropp_a, std::nullopt},
-      {"zeropp_b", Strategy::zeropp_b, std::nullopt},
+      row("3d", S::three_d, anyk, one, any, false),
+      row("3d_cp", S::three_d, anyk, more, any, true),
+      row("zero3", S::zero3, anyk, one, one, false),
+      row("fsdp_tp", S::zero3, anyk, one, more, true),
+      row("zero3_cp", S::zero3, anyk, more, any, true),
+      row("1f1b_zero1", S::pp_zero1, anyk, one, any, false),
+      row("1f1b_zero1_cp", S::pp_zero1, anyk, more, any, true),
+      row("zb_h1_zero1", S::pp_zero1, K::zb_h1, one, any, false),
+      row("zb_h2_zero1", S::pp_zero1, K::zb_h2, one, any, false),
+      row("bfs_zero1", S::pp_zero1, K::bfs, one, any, false),
+      row("zero3_pp", S::zero3_pp, anyk, one, any, false),
+      row("zero3_pp_cp", S::zero3_pp, anyk, more, any, true),
+      row("zeropp_a", S::zeropp_a, anyk, one, any, false),
+      row("zeropp_a_cp", S::zeropp_a, anyk, more, any, true),
+      row("zeropp_b", S::zeropp_b, anyk, one, any, false),
+      row("zeropp_b_cp", S::zeropp_b, anyk, more, any, true),
   };
 }
+std::string cp_absent_reason(const Experiment& ex, int min_cp_tokens) {
+  const ModelSpec& m = ex.model;
+  if (m.attention_kind() != AttentionKind::flash)
+    return fmt::format("context parallelism is not in the space: it needs flash attention, and {} runs {} attention",
+                       m.name, to_string(m.attention_kind()));
+  if (m.seq_len / 2 < min_cp_tokens)
+    return fmt::format(
+        "context parallelism is not in the space at sequence length {}: the search tries a CP size only when each "
+        "CP rank keeps at least {} tokens (search/space.hpp, min_cp_tokens: the smallest share in Meta's Llama 3 "
+        "405B layouts), so cp = 2 needs a sequence of at least {} tokens",
+        m.seq_len, min_cp_tokens, 2 * static_cast<long long>(min_cp_tokens));
+  return "";
+}
+
 namespace {
+
+// Why the space has no FSDP + TP plan, or "" when the framework runs it.
+std::string fsdp_tp_absent_reason(const Experiment& ex) {
+  const Framework f = ex.framework.value_or(Framework::fsdp2);
+  if (f == Framework::fsdp2) return "";
+  return fmt::format("FSDP + TP (fsdp_tp) is torchtitan's FSDP2 + TP and the experiment's framework is {}",
+                     to_string(f));
+}
 
 // Why a row has no plan at all, with what to change. Every data-parallel replica (z*dp of them, GPUs/(tp*pp))
 // runs at least one sequence per iteration, so the global batch bounds the replicas from below; the widest layout
 // has tp at most a node's GPUs (strategies with TP) and pp at most the layers (pipelines).
-std::string no_plan_note(const Experiment& ex, const CompareRowSpec& row) {
+std::string no_plan_note(const Experiment& ex, const CompareRowSpec& row, int min_cp_tokens) {
+  if (row.cp == SizeClass::more)
+    if (std::string why = cp_absent_reason(ex, min_cp_tokens); !why.empty())
+      return fmt::format("no {} plan: {}", row.name, why);
+  if (row.strategy == Strategy::zero3 && row.tp == SizeClass::more)
+    if (std::string why = fsdp_tp_absent_reason(ex); !why.empty()) return fmt::format("no {} plan: {}", row.name, why);
   const StrategyTraits& t = traits(row.strategy);
   const long long tp_max = t.tensor_parallel ? ex.cluster.gpus_per_node : 1;
   const long long pp_max = t.pipeline ? ex.model.layers : 1;
@@ -68,6 +115,7 @@ std::vector<CompareRowSpec> select_rows(const Experiment& experiment, const std:
         throw SpecError("strategies", fmt::format("\"{}\" is not a compare row; one of: {}", name, known));
       }
       out.push_back(*it);
+      out.back().variant = false;  // asked for by name: shown even without a plan
     }
     return out;
   }
@@ -84,22 +132,13 @@ std::vector<CompareRow> rows_of(const SearchResult& result, const std::vector<Co
   for (const CompareRowSpec& row : rows) {
     CompareRow r;
     r.spec = row;
-    const StrategySummary* s = result.strategy(row.strategy);
-    if (!s) throw std::logic_error(fmt::format("compare row {}: its strategy was not searched", row.name));
-    std::optional<Candidate> best = s->best;
-    InfeasibleReport closest = s->closest;
-    r.evaluated = s->enumerated;
-    r.simulated = s->simulated;
-    if (row.schedule) {
-      const GroupBest* g = result.schedule_group(row.strategy, *row.schedule);
-      best = g ? g->best : std::nullopt;
-      closest = g ? g->closest : InfeasibleReport{};
-      r.evaluated = g ? g->enumerated : 0;
-      r.simulated = g ? g->simulated : 0;
-    }
-    const Candidate* chosen = best ? &*best : closest.any ? &closest.plan : nullptr;
+    const GroupBest* g = result.family(row.name);
+    if (!g) throw std::logic_error(fmt::format("compare row {}: its family was not searched", row.name));
+    r.evaluated = g->enumerated;
+    r.simulated = g->simulated;
+    const Candidate* chosen = g->best ? &*g->best : g->closest.any ? &g->closest.plan : nullptr;
     if (!chosen) {
-      r.note = no_plan_note(ex, row);
+      r.note = no_plan_note(ex, row, result.options.space.min_cp_tokens);
     } else {
       r.found = true;
       r.plan = result.plan(*chosen);
@@ -110,6 +149,35 @@ std::vector<CompareRow> rows_of(const SearchResult& result, const std::vector<Co
     }
     out.push_back(std::move(r));
   }
+  return out;
+}
+
+std::vector<CompareRow> present_rows(const std::vector<CompareRow>& rows) {
+  std::vector<CompareRow> out;
+  for (const CompareRow& r : rows)
+    if (r.found || !r.spec.variant || r.evaluated > 0) out.push_back(r);
+  return out;
+}
+
+std::vector<std::string> absent_variants(const Experiment& ex, const std::vector<CompareRow>& rows, int min_cp_tokens) {
+  std::string cp_rows, tp_rows, other_rows;
+  for (const CompareRow& r : rows) {
+    if (r.found || !r.spec.variant || r.evaluated > 0) continue;
+    std::string& list = r.spec.cp == SizeClass::more ? cp_rows : r.spec.tp == SizeClass::more ? tp_rows : other_rows;
+    list += (list.empty() ? "" : ", ") + r.spec.name;
+  }
+  std::vector<std::string> out;
+  if (!cp_rows.empty()) {
+    std::string why = cp_absent_reason(ex, min_cp_tokens);
+    if (why.empty()) why = "no CP size divides the GPUs left beside the other dimensions and the global batch";
+    out.push_back(fmt::format("no {} row: {}", cp_rows, why));
+  }
+  if (!tp_rows.empty()) {
+    std::string why = fsdp_tp_absent_reason(ex);
+    if (why.empty()) why = "no TP size divides the node's GPUs, the model's heads and the batch's layouts";
+    out.push_back(fmt::format("no {} row: {}", tp_rows, why));
+  }
+  if (!other_rows.empty()) out.push_back(fmt::format("no {} row: the space has no plan of it", other_rows));
   return out;
 }
 
@@ -124,6 +192,7 @@ SearchOptions search_options(const std::vector<CompareRowSpec>& rows, const Comp
   for (const CompareRowSpec& r : rows)
     if (std::find(o.space.strategies.begin(), o.space.strategies.end(), r.strategy) == o.space.strategies.end())
       o.space.strategies.push_back(r.strategy);
+  o.families.assign(rows.begin(), rows.end());
   o.simulate = options.simulate;
   o.progress = options.progress;
   o.threads = options.threads;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/search/compare.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/spec/names.hpp"
 
@@ -11,6 +12,72 @@ namespace {
 std::optional<Candidate> best_of(const SearchResult& r, Strategy s) {
   const StrategySummary* x = r.strategy(s);
   return x ? x->best : std::nullopt;
+}
+
+// A row's group; empty when the search did not have that row (the experiment's strategies leave it out).
+const GroupBest& family(const SearchResult& r, const std::string& name) {
+  static const GroupBest none;
+  const GroupBest* g = r.family(name);
+  return g ? *g : none;
+}
+
+std::optional<Candidate> faster_of(const std::optional<Candidate>& a, const std::optional<Candidate>& b) {
+  return a && (!b || faster(*a, *b)) ? a : b;
+}
+
+// Whether CP changes the answer (fills v's cp fields): ZeroPP's best against 3D's best with cp free on both sides,
+// against the answer at cp = 1 (v.search_prefers_zeropp when v.found).
+void judge_cp(const SearchResult& r, CriterionVerdict& v) {
+  const Experiment& ex = r.experiment;
+  for (const FamilySummary& f : r.families) {
+    if (f.family.cp != SizeClass::more || f.group.enumerated == 0) continue;
+    v.cp_in_space = true;
+    if (f.group.best && (!v.best_cp || faster(*f.group.best, *v.best_cp))) {
+      v.best_cp = f.group.best;
+      v.best_cp_row = f.family.name;
+    }
+  }
+  if (!v.cp_in_space) {
+    v.cp_sentence =
+        fmt::format(" CP cannot change this answer: {}.", cp_absent_reason(ex, r.options.space.min_cp_tokens));
+    return;
+  }
+  v.zeropp_any = faster_of(best_of(r, Strategy::zeropp_a), best_of(r, Strategy::zeropp_b));
+  v.three_d_any = best_of(r, Strategy::three_d);
+  const std::optional<Candidate> zeropp_cp = faster_of(family(r, "zeropp_a_cp").best, family(r, "zeropp_b_cp").best);
+  std::string text = fmt::format(
+      " With context parallelism (in the space at {} tokens, each CP rank keeping at least "
+      "{}): ",
+      ex.model.seq_len, r.options.space.min_cp_tokens);
+  text += zeropp_cp ? fmt::format("ZeroPP's best plan with CP is {} at {:.3f} s; ", describe_plan(zeropp_cp->parallel),
+                                  zeropp_cp->estimate.time_s.iteration)
+                    : "no ZeroPP plan with CP fits; ";
+  if (!v.best_cp)
+    text += "no plan with CP fits. ";
+  else if (zeropp_cp && v.best_cp->parallel == zeropp_cp->parallel)
+    text += fmt::format("it is the best CP plan of any row ({}). ", v.best_cp_row);
+  else
+    text += fmt::format("the best CP plan of any row is {} ({}) at {:.3f} s. ", v.best_cp_row,
+                        describe_plan(v.best_cp->parallel), v.best_cp->estimate.time_s.iteration);
+  const bool with_cp = v.zeropp_any && (!v.three_d_any || faster(*v.zeropp_any, *v.three_d_any));
+  const bool without_cp = v.found && v.search_prefers_zeropp;
+  v.cp_changes_answer = with_cp != without_cp;
+  if (!v.zeropp_any) {
+    text += "No ZeroPP plan fits with or without CP";
+  } else if (!v.three_d_any) {
+    text += fmt::format("With CP allowed on both sides ZeroPP's best is {} at {:.3f} s and no 3D plan fits",
+                        describe_plan(v.zeropp_any->parallel), v.zeropp_any->estimate.time_s.iteration);
+  } else {
+    text += fmt::format(
+        "With CP allowed on both sides ZeroPP's best ({}, {:.3f} s) is {} 3D's best ({}, {:.3f} s: {:+.3f} s)",
+        describe_plan(v.zeropp_any->parallel), v.zeropp_any->estimate.time_s.iteration, with_cp ? "ahead of" : "behind",
+        describe_plan(v.three_d_any->parallel), v.three_d_any->estimate.time_s.iteration,
+        v.three_d_any->estimate.time_s.iteration - v.zeropp_any->estimate.time_s.iteration);
+  }
+  text += v.cp_changes_answer
+              ? fmt::format(": CP changes the answer (without it ZeroPP is {} 3D).", without_cp ? "ahead of" : "behind")
+              : ": CP does not change the answer.";
+  v.cp_sentence = text;
 }
 
 }  // namespace
@@ -30,20 +97,22 @@ std::string tp_rule_text(const analytic::CriterionTpRule& r) {
 CriterionVerdict criterion_verdict(const SearchResult& r) {
   CriterionVerdict v;
   const Experiment& ex = r.experiment;
-  std::optional<Candidate> a = best_of(r, Strategy::zeropp_a), b = best_of(r, Strategy::zeropp_b);
-  std::optional<Candidate> best = a && (!b || faster(*a, *b)) ? a : b;
+  const std::optional<Candidate> best = faster_of(family(r, "zeropp_a").best, family(r, "zeropp_b").best);
   if (!best) {
-    v.paragraph = fmt::format("No ZeroPP plan of {} on {} GPUs of {} fits in memory, so there is no winning ZeroPP "
-                              "plan to judge the criterion on.",
-                              ex.model.name, ex.gpus, ex.cluster.name);
-    for (Strategy s : {Strategy::zeropp_a, Strategy::zeropp_b})
-      if (const StrategySummary* x = r.strategy(s); x && x->closest.any)
-        v.paragraph += fmt::format(" Closest {}: {}.", to_string(s), x->closest.reason);
+    v.paragraph = fmt::format(
+        "No ZeroPP plan of {} on {} GPUs of {} fits in memory, so there is no winning ZeroPP "
+        "plan to judge the criterion on.",
+        ex.model.name, ex.gpus, ex.cluster.name);
+    for (const char* row : {"zeropp_a", "zeropp_b"})
+      if (const GroupBest& g = family(r, row); g.closest.any)
+        v.paragraph += fmt::format(" Closest {}: {}.", row, g.closest.reason);
+    judge_cp(r, v);
+    v.paragraph += v.cp_sentence;
     return v;
   }
   v.found = true;
   v.zeropp = *best;
-  v.three_d = best_of(r, Strategy::three_d);
+  v.three_d = family(r, "3d").best;
   const ParallelSpec& p = v.zeropp.parallel;
   v.bytes = analytic::criterion(analytic::criterion_input(ex.model, p.micro_batch, p.unit));
   v.tp_rule = tp_rule_of(v.three_d);
@@ -72,11 +141,11 @@ CriterionVerdict criterion_verdict(const SearchResult& r) {
       v.time.group, 1e3 * v.time.zeropp_exposed_s, 1e3 * v.time.tp_exposed_s,
       v.time.holds ? "ZeroPP exposes less." : "TP exposes less.");
   if (!v.three_d) {
-    text += "No 3D plan fits in memory, so the simulated search takes ZeroPP whatever the criteria say; ";
+    text += "No 3D plan (cp = 1) fits in memory, so the simulated search takes ZeroPP whatever the criteria say; ";
   } else {
     const Candidate& t = *v.three_d;
     const double dt = t.estimate.time_s.iteration - tz;
-    text += fmt::format("The simulated search ranks it {} the best 3D plan ({}, {:.3f} s: {:+.3f} s), ",
+    text += fmt::format("The simulated search ranks it {} the best 3D plan without CP ({}, {:.3f} s: {:+.3f} s), ",
                         v.search_prefers_zeropp ? "ahead of" : "behind", describe_plan(t.parallel),
                         t.estimate.time_s.iteration, dt);
   }
@@ -108,7 +177,8 @@ CriterionVerdict criterion_verdict(const SearchResult& r) {
         "the iteration here; the largest difference is {}.",
         parts_vs_3d());
   }
-  v.paragraph = text;
+  judge_cp(r, v);
+  v.paragraph = text + v.cp_sentence;
   return v;
 }
 

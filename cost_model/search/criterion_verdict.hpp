@@ -2,9 +2,12 @@
 // `zeropp criterion --experiment`: the byte criterion 2sUb > 9h, the time-based answer on the experiment's
 // cluster and the simulated search, reconciled in one paragraph for the search's winning ZeroPP plan.
 //
-// The plan is the fastest plan of the ZeroPP strategies (hybrid A or B) that fits, from the same search as
-// `zeropp search`/`compare` (search.hpp); b and U are its own. Both criteria predict whether ZeroPP beats tensor
-// parallelism; the search answers it by simulation: the winning ZeroPP plan against the search's best 3D plan.
+// The plan is the fastest plan of compare's zeropp_a and zeropp_b rows (hybrid A or B, cp = 1) that fits, from
+// the same search as `compare` (compare.hpp); b and U are its own. Both criteria predict whether ZeroPP beats
+// tensor parallelism; the search answers it by simulation: the winning ZeroPP plan against the 3d row (cp = 1).
+// Then whether context parallelism changes that answer: where the space has CP plans, ZeroPP's best and 3D's best
+// with CP allowed on both sides (the strategies' bests), and the best CP plan of any row; where it has none, why
+// (compare.hpp, cp_absent_reason). FP8 is not modelled.
 // The paragraph says which of the two answers the search followed (agreed with) and why the other one missed:
 //   - the byte count ignores bandwidth and overlap; the time-based answer weighs them (one layer, U micro-batches);
 //   - both look at one layer's TP-vs-ZeRO-3 exchange only; the simulated iteration also has the bubble, the DP
@@ -18,21 +21,29 @@
 namespace zeropp::search {
 
 struct CriterionVerdict {
-  bool found = false;                      // a ZeroPP plan fits (else `paragraph` says why not)
-  Candidate zeropp;                        // the winning ZeroPP plan
-  std::optional<Candidate> three_d;        // the search's best 3D plan, if one fits
-  analytic::Criterion bytes;               // at the plan's b and U
-  analytic::CriterionTime time;            // on the experiment's cluster, z = tp = the plan's z
+  bool found = false;                // a ZeroPP plan fits (else `paragraph` says why not)
+  Candidate zeropp;                  // the winning ZeroPP plan
+  std::optional<Candidate> three_d;  // the search's best 3D plan, if one fits
+  analytic::Criterion bytes;         // at the plan's b and U
+  analytic::CriterionTime time;      // on the experiment's cluster, z = tp = the plan's z
   // The TP rule of the time-based answer: the best 3D plan's (sequence parallelism, --tp-comm-overlap), so the
   // answer grants TP what the plan it is compared with has; without a 3D plan, the best the space allows.
   analytic::CriterionTpRule tp_rule;
-  bool search_prefers_zeropp = false;      // zeropp faster than three_d (true when no 3D plan fits)
+  bool search_prefers_zeropp = false;  // zeropp faster than three_d (true when no 3D plan fits)
   bool bytes_agree = false, time_agree = false;
-  std::string followed;   // "both", "time-based", "byte criterion", "neither"
-  std::string paragraph;  // the reconciliation, one paragraph
+  std::string followed;  // "both", "time-based", "byte criterion", "neither"
+  // Context parallelism.
+  bool cp_in_space = false;                          // some row with cp > 1 has plans
+  std::optional<Candidate> best_cp;                  // the fastest plan with cp > 1 that fits, of any row
+  std::string best_cp_row;                           // its row
+  std::optional<Candidate> zeropp_any, three_d_any;  // ZeroPP's and 3D's best with CP allowed (any cp)
+  bool cp_changes_answer = false;                    // ZeroPP vs 3D with CP allowed differs from the answer at cp = 1
+  std::string cp_sentence;                           // the paragraph's last sentences, on CP
+  std::string paragraph;                             // the reconciliation, one paragraph
 };
 
-// `result` must include the ZeroPP strategies (and 3d, for the comparison).
+// `result` must come from compare's search (compare.hpp, search_options): its rows are families of it (a row it
+// does not have counts as a row with no plan).
 CriterionVerdict criterion_verdict(const SearchResult& result);
 
 // The TP rule of a 3D plan (its sequence_parallel and tp_comm_overlap); without one, overlap on (the best TP

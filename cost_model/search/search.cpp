@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -39,7 +40,8 @@ bool closer(const Candidate& a, const Candidate& b) {
 struct Entry {
   ParallelSpec parallel;
   PlanBounds bounds;
-  int strategy = 0;  // index into the searched strategies
+  int strategy = 0;            // index into the searched strategies
+  std::uint64_t families = 0;  // bit k: in SearchOptions::families[k]
   PlanFate fate = PlanFate::pruned_by_time;
 };
 
@@ -117,6 +119,7 @@ class Searcher {
         pool_(options.threads > 0 ? options.threads : default_threads()) {
     strategy_groups_.resize(order_.size());
     schedule_groups_.resize(order_.size() * kScheduleKinds);
+    family_groups_.resize(options.families.size());
     keep_ = std::max(options.top, 2);
   }
 
@@ -144,6 +147,11 @@ class Searcher {
   Group& schedule_group(const Entry& e) {
     return schedule_groups_[e.strategy * kScheduleKinds + static_cast<int>(e.parallel.schedule)];
   }
+  // Calls f with the group of every family entry e is in.
+  template <class F>
+  void for_each_family(const Entry& e, F f) {
+    for (std::uint64_t m = e.families; m != 0; m &= m - 1) f(family_groups_[std::countr_zero(m)]);
+  }
 
   void enumerate() {
     // The space is enumerated first (cheap: no estimate), then every plan is checked and bounded on the pool,
@@ -152,6 +160,8 @@ class Searcher {
       Entry e;
       e.parallel = plan.parallel;
       e.strategy = static_cast<int>(std::find(order_.begin(), order_.end(), plan.parallel.strategy) - order_.begin());
+      for (std::size_t k = 0; k < options_.families.size(); ++k)
+        if (options_.families[k].contains(plan.parallel)) e.families |= std::uint64_t{1} << k;
       entries_.push_back(std::move(e));
     });
     total_ = static_cast<std::int64_t>(entries_.size());
@@ -178,9 +188,11 @@ class Searcher {
       Entry& e = entries_[i];
       ++strategy_groups_[e.strategy].enumerated;
       ++schedule_group(e).enumerated;
+      for_each_family(e, [](Group& g) { ++g.enumerated; });
       if (e.fate == PlanFate::rejected) continue;
       strategy_groups_[e.strategy].members.push_back(i);
       schedule_group(e).members.push_back(i);
+      for_each_family(e, [&](Group& g) { g.members.push_back(i); });
     }
     tick("bounding", total_);
   }
@@ -228,12 +240,16 @@ class Searcher {
   // The time above which a plan of this entry's groups can no longer enter any answer.
   double threshold(const Entry& e) {
     const double top = static_cast<int>(top_.size()) < keep_ ? kInf : iteration(top_.back());
-    return std::max({top, strategy_groups_[e.strategy].threshold(), schedule_group(e).threshold()});
+    double t = std::max({top, strategy_groups_[e.strategy].threshold(), schedule_group(e).threshold()});
+    for_each_family(e, [&](const Group& g) { t = std::max(t, g.threshold()); });
+    return t;
   }
   double largest_threshold() const {
     double t = static_cast<int>(top_.size()) < keep_ ? kInf : iteration(top_.back());
     for (const Group& g : strategy_groups_) t = std::max(t, g.threshold());
     for (const Group& g : schedule_groups_)
+      if (!g.members.empty()) t = std::max(t, g.threshold());
+    for (const Group& g : family_groups_)
       if (!g.members.empty()) t = std::max(t, g.threshold());
     return t;
   }
@@ -365,6 +381,7 @@ class Searcher {
     };
     for (Group& g : strategy_groups_) settle(g);
     for (Group& g : schedule_groups_) settle(g);
+    for (Group& g : family_groups_) settle(g);
   }
 
   // Memory walk bound of each plan and, unless that puts it out of reach, its evaluation (the reach decides again,
@@ -425,6 +442,7 @@ class Searcher {
     e.fate = PlanFate::simulated;
     strategy_groups_[e.strategy].add(c);
     schedule_group(e).add(c);
+    for_each_family(e, [&](Group& g) { g.add(c); });
     if (c.estimate.feasible) {
       insert_top(c);
     } else if (!fastest_infeasible_ || faster(c, *fastest_infeasible_)) {
@@ -447,6 +465,16 @@ class Searcher {
     if (options_.progress && done < total_) options_.progress(phase, done, total_);
   }
 
+  GroupBest summary(const Group& g) const {
+    GroupBest out;
+    out.enumerated = g.enumerated;
+    out.simulated = g.simulated;
+    out.feasible = g.feasible;
+    out.best = g.best;
+    if (!g.best) out.closest = report(g.closest, ex_);
+    return out;
+  }
+
   SearchResult result() {
     SearchResult r;
     r.experiment = ex_;
@@ -461,8 +489,9 @@ class Searcher {
               "that are provably held) exceeds GPU memory (it cannot fit), or when a lower bound on its simulated "
               "time (the busiest rank's compute seconds + the forward chain before it, then the compute-only "
               "schedule's makespan) exceeds the time of every answer it could change";
-    r.tie_rule = "ties: lower peak memory, then the earlier plan in enumeration order (strategy, tp/z, pp, ZeRO "
-                 "stage, sequence parallelism and TP overlap, schedule, v, b, U, recompute)";
+    r.tie_rule =
+        "ties: lower peak memory, then the earlier plan in enumeration order (strategy, tp/z, pp, ZeRO "
+        "stage, sequence parallelism and TP overlap, schedule, v, b, U, recompute)";
     SearchCounts& n = r.counts;
     n.enumerated = static_cast<std::int64_t>(entries_.size());
     for (const Entry& e : entries_) {
@@ -502,25 +531,20 @@ class Searcher {
       if (!g.best) {
         s.closest = report(g.closest, ex_);
         if (g.closest && (!closest || closer(*g.closest, *closest))) closest = g.closest;
-        s.note = g.enumerated == 0 ? fmt::format("no {} layout for {} GPUs ({} per node) and global batch {}",
-                                                 to_string(s.strategy), ex_.gpus, ex_.cluster.gpus_per_node,
-                                                 ex_.global_batch)
-                                   : fmt::format("none of its {} plans fits in memory", g.enumerated);
+        s.note = g.enumerated == 0
+                     ? fmt::format("no {} layout for {} GPUs ({} per node) and global batch {}", to_string(s.strategy),
+                                   ex_.gpus, ex_.cluster.gpus_per_node, ex_.global_batch)
+                     : fmt::format("none of its {} plans fits in memory", g.enumerated);
       }
       for (int kind = 0; kind < kScheduleKinds; ++kind) {
         const Group& sg = schedule_groups_[k * kScheduleKinds + kind];
         if (sg.enumerated == 0) continue;
-        ScheduleSummary ss;
-        ss.schedule = static_cast<ScheduleKind>(kind);
-        ss.group.enumerated = sg.enumerated;
-        ss.group.simulated = sg.simulated;
-        ss.group.feasible = sg.feasible;
-        ss.group.best = sg.best;
-        if (!sg.best) ss.group.closest = report(sg.closest, ex_);
-        s.schedules.push_back(std::move(ss));
+        s.schedules.push_back({static_cast<ScheduleKind>(kind), summary(sg)});
       }
       r.strategies.push_back(std::move(s));
     }
+    for (std::size_t k = 0; k < family_groups_.size(); ++k)
+      r.families.push_back({options_.families[k], summary(family_groups_[k])});
     r.fastest_infeasible = report(fastest_infeasible_, ex_);
     if (top_.empty()) r.closest_infeasible = report(closest, ex_);
     if (options_.keep_all) {
@@ -543,7 +567,7 @@ class Searcher {
   WorkerPool pool_;
   const std::uint64_t id_ = next_search_id();  // keys the per-thread cost tables (costs_of)
   std::vector<Entry> entries_;
-  std::vector<Group> strategy_groups_, schedule_groups_;
+  std::vector<Group> strategy_groups_, schedule_groups_, family_groups_;
   std::unordered_map<std::int64_t, Candidate> evaluated_;
   std::vector<Candidate> top_;
   int keep_ = 2;
@@ -573,8 +597,36 @@ const GroupBest* SearchResult::schedule_group(Strategy s, ScheduleKind k) const 
   return nullptr;
 }
 
+bool PlanFamily::contains(const ParallelSpec& p) const {
+  const auto in = [](SizeClass c, int size) {
+    return c == SizeClass::any || (c == SizeClass::one ? size == 1 : size > 1);
+  };
+  return p.strategy == strategy && (!schedule || p.schedule == *schedule) && in(cp, p.cp) && in(tp, p.tp);
+}
+
+std::string describe_family(const PlanFamily& f) {
+  std::string out = to_string(f.strategy);
+  const auto size = [&](const char* dim, SizeClass c) {
+    if (c != SizeClass::any)
+      out += fmt::format("{} {} {}", out.find(" with ") == std::string::npos ? " with" : ",", dim,
+                         c == SizeClass::one ? "= 1" : "> 1");
+  };
+  size("tp", f.tp);
+  size("cp", f.cp);
+  if (f.schedule) out += " on " + to_string(*f.schedule);
+  return out;
+}
+
+const GroupBest* SearchResult::family(const std::string& name) const {
+  for (const FamilySummary& f : families)
+    if (f.family.name == name) return &f.group;
+  return nullptr;
+}
+
 SearchResult run_search(const Experiment& ex, const SearchOptions& options) {
   if (options.top < 0) throw SpecError("search.top", fmt::format("search.top={} must be >= 0", options.top));
+  if (options.families.size() > 64)
+    throw SpecError("search.families", fmt::format("{} families: at most 64", options.families.size()));
   check_search_budget(ex, options);  // before anything is enumerated: a named error, never bad_alloc
   return Searcher(ex, options).run();
 }

@@ -3,17 +3,18 @@
 // simulating every plan would: the fastest `top` plans that fit, the best plan of every strategy and of every
 // (strategy, schedule) pair, and for a group where nothing fits the plan that misses memory by least.
 //
+// The groups: every strategy, every (strategy, schedule) pair, and every family of SearchOptions::families.
 // Branch and bound on two provable bounds (bounds.hpp): time_s <= the simulated iteration time and
 // memory_bytes <= the simulated peak, both from the plan's action costs without simulating.
 //   1. Every plan is enumerated, checked by validate(Plan) (the trainer's rules: a plan it refuses is never
 //      reported) and bounded.
 //   2. Plans are visited by time bound (ties: enumeration order). A plan whose memory bound exceeds GPU memory
 //      cannot fit: it is discarded without simulating. Any other is simulated unless its time bound is above
-//      every threshold it could still change: the `top`-th best time found so far, the best time of its
-//      strategy and of its (strategy, schedule) pair (infinite while fewer are known). Thresholds only fall and
+//      every threshold it could still change: the `top`-th best time found so far, the best time of each group
+//      it belongs to (infinite while fewer are known). Thresholds only fall and
 //      bounds only rise along the order, so once a bound exceeds every threshold the rest is skipped. A plan
 //      skipped this way has a simulated time >= its bound > the thresholds: it cannot enter any answer.
-//   3. For each group (strategy, or pair) with no plan that fits, plans are visited by memory bound and
+//   3. For each group with no plan that fits, plans are visited by memory bound and
 //      simulated until the bound exceeds memory + the smallest excess found: the closest plan is exact too.
 // Steps 1 and 2 (and 3) run their per-plan work on SearchOptions::threads threads: bounds are computed for all
 // plans at once; in step 2 the next plans that the thresholds as they stand do not rule out are simulated
@@ -37,6 +38,22 @@
 
 namespace zeropp::search {
 
+// Which sizes of one dimension (cp or tp) a family takes.
+enum class SizeClass { any, one, more };  // any size; exactly 1; 2 or more
+
+// A family of plans whose best the search answers exactly, like a strategy's (compare's rows, compare.hpp): the
+// plans of one strategy, optionally on one schedule, with cp and tp of the given classes.
+struct PlanFamily {
+  std::string name;  // "3d_cp"
+  Strategy strategy = Strategy::three_d;
+  std::optional<ScheduleKind> schedule;  // none: any schedule
+  SizeClass cp = SizeClass::any;
+  SizeClass tp = SizeClass::any;
+  bool contains(const ParallelSpec&) const;
+};
+// "3d with cp > 1 on zb_h1"; the bare strategy when the family is the whole strategy.
+std::string describe_family(const PlanFamily&);
+
 struct SearchOptions {
   SpaceOptions space;
   bool simulate = true;     // false: the closed form ranks every plan
@@ -51,6 +68,9 @@ struct SearchOptions {
   // Called now and then: (phase, plans done, plans in the space). Phases: "bounding" (enumerating and bounding
   // every plan), "simulating" (visiting plans by time bound). Optional.
   std::function<void(const char*, std::int64_t, std::int64_t)> progress;
+  // Families whose best (or, when none fits, closest) plan the search also answers exactly (at most 64): each
+  // is one more group, with the strategies and the (strategy, schedule) pairs, in the rule below.
+  std::vector<PlanFamily> families;
 };
 
 // One evaluated plan.
@@ -95,9 +115,9 @@ struct InfeasibleReport {
 struct GroupBest {
   std::int64_t enumerated = 0;
   std::int64_t simulated = 0;
-  std::int64_t feasible = 0;          // simulated plans that fit
-  std::optional<Candidate> best;      // the group's fastest plan that fits (exact)
-  InfeasibleReport closest;           // when none fits: the plan that misses memory by least (exact)
+  std::int64_t feasible = 0;      // simulated plans that fit
+  std::optional<Candidate> best;  // the group's fastest plan that fits (exact)
+  InfeasibleReport closest;       // when none fits: the plan that misses memory by least (exact)
 };
 
 struct ScheduleSummary {
@@ -109,11 +129,16 @@ struct StrategySummary {
   Strategy strategy = Strategy::three_d;
   std::int64_t enumerated = 0;
   std::int64_t simulated = 0;
-  std::int64_t feasible = 0;      // simulated plans of the strategy that fit
-  std::optional<Candidate> best;  // fastest plan of the strategy that fits (exact)
-  InfeasibleReport closest;       // when none fits: the plan that misses memory by least (exact)
-  std::string note;               // why there is none
+  std::int64_t feasible = 0;               // simulated plans of the strategy that fit
+  std::optional<Candidate> best;           // fastest plan of the strategy that fits (exact)
+  InfeasibleReport closest;                // when none fits: the plan that misses memory by least (exact)
+  std::string note;                        // why there is none
   std::vector<ScheduleSummary> schedules;  // per schedule the strategy's plans run, in enumeration order
+};
+
+struct FamilySummary {
+  PlanFamily family;
+  GroupBest group;
 };
 
 struct SearchResult {
@@ -125,6 +150,7 @@ struct SearchResult {
   SearchCounts counts;
   std::vector<Candidate> ranked;  // the fastest max(options.top, 2) plans that fit, fastest first (exact)
   std::vector<StrategySummary> strategies;
+  std::vector<FamilySummary> families;  // options.families, in their order
   InfeasibleReport fastest_infeasible;  // the fastest evaluated plan over memory (among those evaluated)
   InfeasibleReport closest_infeasible;  // when nothing fits: the plan that misses memory by least (exact)
   std::vector<PlanRecord> all;          // every enumerated plan, with options.keep_all
@@ -134,6 +160,8 @@ struct SearchResult {
   const StrategySummary* strategy(Strategy) const;
   // The group of (strategy, schedule); nullptr when the strategy was not searched or never runs it.
   const GroupBest* schedule_group(Strategy, ScheduleKind) const;
+  // The group of the family of that name; nullptr when it was not searched for.
+  const GroupBest* family(const std::string& name) const;
 };
 
 // Throws SpecError for a bad experiment or options (field "search.*").

@@ -116,12 +116,15 @@ void verdict_section(std::string& md, const StudyReport& r) {
     md += "\n";
   }
   if (r.best_zeropp < 0) {
-    md += "No ZeroPP plan fits in memory here.\n\n";
+    md += "No ZeroPP plan without context parallelism fits in memory here.\n\n";
     band_note(md, r);
     return;
   }
   const auto& z = est(r, r.best_zeropp);
-  if (r.best_zeropp != r.winner)
+  if (r.winner == r.best_zeropp_cp)
+    md += fmt::format("ZeroPP with context parallelism wins here; without CP its best plan {} is {:.2f}x slower.\n\n",
+                      row_label(r, r.best_zeropp), z.time_s.iteration / w.time_s.iteration);
+  else if (r.best_zeropp != r.winner)
     md += fmt::format("ZeroPP does not win here; its best plan {} is {:.2f}x slower than the winner.\n\n",
                       row_label(r, r.best_zeropp), z.time_s.iteration / w.time_s.iteration);
   md += fmt::format("Best ZeroPP plan {}, peak {:.1f} GiB of {:.0f} GiB:\n\n", row_label(r, r.best_zeropp),
@@ -142,6 +145,29 @@ void verdict_section(std::string& md, const StudyReport& r) {
   } else {
     md += "- vs the pipeline baselines (1F1B / ZB / BFS + ZeRO-1, naive ZeRO-3 + PP): none fits in memory.\n";
   }
+  if (r.best_rival >= 0) {
+    const double x = speedup(r, r.best_zeropp, r.best_rival);
+    md += fmt::format(
+        "- vs the best plan of every other row (3D and the pipelines, pure ZeRO-3, FSDP + TP, and context "
+        "parallelism where the space has it) {}: {:.2f}x, {} throughput: ZeroPP without CP {}.\n",
+        row_label(r, r.best_rival), x, percent_faster(x), x >= 1 ? "is ahead of all of them" : "is behind it");
+    if (r.best_rival != r.three_d && r.best_rival != r.best_pp)
+      band_line(md, r, fmt::format("ZeroPP vs `{}`", r.rows[r.best_rival].spec.name), r.best_zeropp, r.best_rival);
+  }
+  if (r.best_zeropp_cp >= 0 && r.best_rival_cp >= 0) {
+    const double x = speedup(r, r.best_zeropp_cp, r.best_rival_cp);
+    md += fmt::format(
+        "- With context parallelism on both sides: ZeroPP's best plan with CP {} against the best CP plan of the "
+        "other strategies {}: {:.2f}x, {} throughput.\n",
+        row_label(r, r.best_zeropp_cp), row_label(r, r.best_rival_cp), x, percent_faster(x));
+  } else if (r.best_rival_cp >= 0) {
+    md += fmt::format("- With context parallelism: the best CP plan is {}; no ZeroPP plan with CP fits.\n",
+                      row_label(r, r.best_rival_cp));
+  } else if (r.best_zeropp_cp >= 0) {
+    md += fmt::format("- With context parallelism: ZeroPP's best plan with CP is {}; no other plan with CP fits.\n",
+                      row_label(r, r.best_zeropp_cp));
+  }
+  for (const std::string& line : r.absent_rows) md += fmt::format("- {}.\n", line);
   md += "\n";
   band_note(md, r);
 }
@@ -149,14 +175,14 @@ void verdict_section(std::string& md, const StudyReport& r) {
 void table_section(std::string& md, const StudyReport& r) {
   md += "### Every strategy at its best plan within memory\n\n";
   md +=
-      "| strategy | tp | pp | dp | z | schedule | v | b | B | U | recompute | iter s | TFLOP/s/GPU | MFU (full) | "
+      "| strategy | tp | cp | pp | dp | z | schedule | v | b | B | U | recompute | iter s | TFLOP/s/GPU | MFU (full) | "
       "peak GiB | sent GB | vs 3D |\n";
-  md += "|---|--:|--:|--:|--:|---|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|\n";
+  md += "|---|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|\n";
   for (int i = 0; i < static_cast<int>(r.rows.size()); ++i) {
     const CompareRow& row = r.rows[i];
     if (!row.found) {
       md += fmt::format("| {} | {} |", row.spec.name, row.note);
-      for (int cell = 2; cell < 17; ++cell) md += " |";
+      for (int cell = 2; cell < 18; ++cell) md += " |";
       md += "\n";
       continue;
     }
@@ -169,15 +195,14 @@ void table_section(std::string& md, const StudyReport& r) {
     const bool bold = i == r.winner;
     // A row that does not fit shows its least-memory plan: its time and throughput say nothing (compare.cpp).
     const auto when_fits = [&](std::string text) { return e.feasible ? text : std::string("-"); };
-    md += fmt::format("| {}{}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                      bold ? "**" : "", row.spec.name, bold ? "**" : "", p.tp, p.pp, p.dp, p.z, to_string(p.schedule),
-                      p.v, p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute),
-                      when_fits(fmt::format("{:.3f}{}", e.time_s.iteration, row.estimate.simulated ? "" : " (cf)")),
-                      when_fits(fmt::format("{:.1f}", e.throughput.tflops_per_gpu)),
-                      when_fits(fmt::format("{:.1f}% ({:.1f}%)", 100 * e.throughput.mfu,
-                                            100 * e.throughput.mfu_full_attention)),
-                      peak,
-                      when_fits(fmt::format("{:.2f}", e.comm_bytes.total / 1e9)), vs);
+    md += fmt::format(
+        "| {}{}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        bold ? "**" : "", row.spec.name, bold ? "**" : "", p.tp, p.cp, p.pp, p.dp, p.z, to_string(p.schedule), p.v,
+        p.micro_batch, p.micro_batches, p.unit, to_string(p.recompute),
+        when_fits(fmt::format("{:.3f}{}", e.time_s.iteration, row.estimate.simulated ? "" : " (cf)")),
+        when_fits(fmt::format("{:.1f}", e.throughput.tflops_per_gpu)),
+        when_fits(fmt::format("{:.1f}% ({:.1f}%)", 100 * e.throughput.mfu, 100 * e.throughput.mfu_full_attention)),
+        peak, when_fits(fmt::format("{:.2f}", e.comm_bytes.total / 1e9)), vs);
   }
   md +=
       "\nModel output (`zeropp compare`): iteration time and peak memory from the schedule simulator with analytic "
@@ -185,7 +210,10 @@ void table_section(std::string& md, const StudyReport& r) {
   md += analytic::kFlopConventionNote;
   md +=
       " sent GB: bytes sent per GPU per iteration (GB = 1e9); GiB = 2^30 bytes. B is micro-batches per pipeline; "
-      "the winner is in bold. A row that does not fit shows the plan that misses memory by least, with its memory "
+      "3d, zero3 (tp = 1), the pipeline rows and zeropp_a/b have no context parallelism (cp = 1), fsdp_tp is ZeRO-3 "
+      "with tp > 1 (FSDP2 + TP), a _cp row its strategy with cp > 1; vs 3D is against the 3d row; FP8 is not "
+      "modelled; the winner is in bold. A row that does not fit shows the plan that misses memory by least, with its "
+      "memory "
       "only.\n\n";
 }
 

@@ -20,8 +20,9 @@ namespace {
 
 bool fits(const CompareRow& r) { return r.found && r.estimate.estimate.feasible; }
 bool is_zeropp(const CompareRow& r) { return zeropp::is_zeropp(r.spec.strategy); }
+bool has_cp(const CompareRow& r) { return r.spec.cp == SizeClass::more; }
 bool is_pp_baseline(const CompareRow& r) {
-  return r.spec.strategy == Strategy::pp_zero1 || r.spec.strategy == Strategy::zero3_pp;
+  return (r.spec.strategy == Strategy::pp_zero1 || r.spec.strategy == Strategy::zero3_pp) && !has_cp(r);
 }
 
 // Index of the fastest row that fits among those `keep` accepts (ties: the first, i.e. the compare order).
@@ -136,18 +137,23 @@ StudyReport build_study_report(const Experiment& experiment, const StudyOptions&
   // One search for the table and the criterion's verdict, as `zeropp compare` and `zeropp criterion` run it.
   const std::vector<CompareRowSpec> specs = select_rows(experiment, {});
   const SearchResult searched = run_search(experiment, search_options(specs, options.compare));
-  r.rows = rows_of(searched, specs);
+  const std::vector<CompareRow> all = rows_of(searched, specs);
+  r.rows = present_rows(all);
+  r.absent_rows = absent_variants(experiment, all, searched.options.space.min_cp_tokens);
   r.winner = fastest(r.rows, [](const CompareRow&) { return true; });
-  r.best_zeropp = fastest(r.rows, is_zeropp);
-  r.three_d = fastest(r.rows, [](const CompareRow& row) { return row.spec.strategy == Strategy::three_d; });
+  r.best_zeropp = fastest(r.rows, [](const CompareRow& row) { return is_zeropp(row) && !has_cp(row); });
+  r.three_d = fastest(r.rows, [](const CompareRow& row) { return row.spec.name == "3d"; });
   r.best_pp = fastest(r.rows, is_pp_baseline);
+  r.best_rival = fastest(r.rows, [](const CompareRow& row) { return !is_zeropp(row); });
+  r.best_zeropp_cp = fastest(r.rows, [](const CompareRow& row) { return is_zeropp(row) && has_cp(row); });
+  r.best_rival_cp = fastest(r.rows, [](const CompareRow& row) { return !is_zeropp(row) && has_cp(row); });
 
   // The criterion at the b and U of the winning ZeroPP plan; when no ZeroPP plan fits, of the zeropp_b row's
   // closest plan (what `zeropp criterion --experiment` takes), so the section still says where the line lies.
   int crit = r.best_zeropp;
   if (crit < 0)
     for (int i = 0; i < static_cast<int>(r.rows.size()); ++i)
-      if (r.rows[i].found && r.rows[i].spec.strategy == Strategy::zeropp_b) crit = i;
+      if (r.rows[i].found && r.rows[i].spec.name == "zeropp_b") crit = i;
   if (crit >= 0) {
     const ParallelSpec& p = r.rows[crit].plan.parallel;
     r.have_criterion = true;
@@ -205,18 +211,28 @@ nlohmann::json to_json(const StudyReport& r) {
                   {"best_pp", optional_index(r, r.best_pp)},
                   {"zeropp_vs_3d", optional_number(speedup(r, r.best_zeropp, r.three_d))},
                   {"zeropp_vs_best_pp", optional_number(speedup(r, r.best_zeropp, r.best_pp))},
+                  {"best_rival", optional_index(r, r.best_rival)},
+                  {"zeropp_vs_best_rival", optional_number(speedup(r, r.best_zeropp, r.best_rival))},
+                  {"best_zeropp_cp", optional_index(r, r.best_zeropp_cp)},
+                  {"best_rival_cp", optional_index(r, r.best_rival_cp)},
+                  {"zeropp_cp_vs_best_rival_cp", optional_number(speedup(r, r.best_zeropp_cp, r.best_rival_cp))},
                   {"zeropp_peak_memory_bytes",
                    r.best_zeropp < 0 ? nlohmann::json(nullptr)
                                      : nlohmann::json(r.rows[r.best_zeropp].estimate.estimate.memory_bytes.peak)}};
   nlohmann::json rows = nlohmann::json::array();
   for (int i = 0; i < static_cast<int>(r.rows.size()); ++i) {
     const CompareRow& row = r.rows[i];
-    nlohmann::json x = {{"row", row.spec.name}, {"strategy", to_string(row.spec.strategy)}, {"found", row.found}};
+    nlohmann::json x = {{"row", row.spec.name},
+                        {"strategy", to_string(row.spec.strategy)},
+                        {"family", describe_family(row.spec)},
+                        {"found", row.found}};
     if (!row.found) {
       x["note"] = row.note;
     } else {
       x["feasible"] = row.estimate.estimate.feasible;
       x["plan"] = describe_plan(row.plan.parallel);
+      x["tp"] = row.plan.parallel.tp;
+      x["cp"] = row.plan.parallel.cp;
       x["parallel"] = to_json(row.plan.parallel);
       x["estimate"] = to_json(row.estimate);
       x["speedup_vs_3d"] = fits(row) ? optional_number(speedup(r, i, r.three_d)) : nlohmann::json(nullptr);
@@ -225,6 +241,7 @@ nlohmann::json to_json(const StudyReport& r) {
     rows.push_back(x);
   }
   j["strategies"] = rows;
+  j["absent_rows"] = r.absent_rows;
 
   j["criterion"] = nullptr;
   if (r.have_criterion) {

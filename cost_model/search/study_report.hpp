@@ -38,11 +38,11 @@ struct StudyOptions {
   // (validation_sets_for); empty without it, none.
   std::vector<std::string> validation_sets;
   bool auto_validation_sets = true;
-  std::filesystem::path validation_cache;        // where leave-one-out results are cached (empty: not cached)
-  bool revalidate = false;                       // run the leave-one-out fits even when the cache is current
-  int grid_width = 150;                          // characters per row of the timeline grid
+  std::filesystem::path validation_cache;  // where leave-one-out results are cached (empty: not cached)
+  bool revalidate = false;                 // run the leave-one-out fits even when the cache is current
+  int grid_width = 150;                    // characters per row of the timeline grid
   CompareOptions compare;
-  std::string command;  // the command line that writes this report, quoted in its header
+  std::string command;                               // the command line that writes this report, quoted in its header
   std::optional<analytic::RunCostOptions> run_cost;  // --tokens: a "training run" table per row
 };
 
@@ -77,14 +77,18 @@ std::pair<double, double> ratio_band(double ratio, double e);
 
 struct StudyReport {
   Experiment experiment;
-  std::string nominal_warning;  // spec/provenance.hpp's nominal_warning for the cluster, empty when none
-  std::string command;  // StudyOptions::command
-  std::vector<CompareRow> rows;
+  std::string nominal_warning;           // spec/provenance.hpp's nominal_warning for the cluster, empty when none
+  std::string command;                   // StudyOptions::command
+  std::vector<CompareRow> rows;          // compare's rows as it shows them (present_rows)
+  std::vector<std::string> absent_rows;  // why variant rows are left out (absent_variants)
   std::optional<analytic::RunCostOptions> run_cost;  // StudyOptions::run_cost
-  // Indices into rows, -1 when there is none: the fastest row that fits; the fastest ZeroPP row that fits
-  // (zeropp_a, zeropp_b); the 3d row when it fits; the fastest pipeline baseline that fits (the pp_zero1 rows:
-  // 1F1B, ZB-H1, ZB-H2, BFS with ZeRO-1, and naive ZeRO-3 + PP).
-  int winner = -1, best_zeropp = -1, three_d = -1, best_pp = -1;
+  // Indices into rows, -1 when there is none: the fastest row that fits; the fastest ZeroPP row without CP that
+  // fits (zeropp_a, zeropp_b); the 3d row (cp = 1) when it fits; the fastest pipeline baseline without CP that
+  // fits (the pp_zero1 rows: 1F1B, ZB-H1, ZB-H2, BFS with ZeRO-1, and naive ZeRO-3 + PP); the fastest row that is
+  // not ZeroPP (FSDP + TP and the CP rows included: what ZeroPP must beat); the fastest ZeroPP row with CP
+  // (zeropp_a_cp, zeropp_b_cp) and the fastest other row with CP (3d_cp, zero3_cp, ...).
+  int winner = -1, best_zeropp = -1, three_d = -1, best_pp = -1, best_rival = -1, best_zeropp_cp = -1,
+      best_rival_cp = -1;
 
   bool have_criterion = false;  // needs a ZeroPP plan (best_zeropp, else the closest zeropp row)
   int criterion_index = -1;     // the row b and U come from
@@ -121,8 +125,10 @@ double speedup(const StudyReport&, int a, int b);
 std::string to_markdown(const StudyReport&);
 
 // {"experiment": {name, model, cluster, gpus, global_batch, dtype, gpu_memory_bytes},
-//  "verdict": {winner, best_zeropp, three_d, best_pp (row names or null), zeropp_vs_3d, zeropp_vs_best_pp
-//              (speedups or null), zeropp_peak_memory_bytes},
+//  "verdict": {winner, best_zeropp, three_d, best_pp, best_rival, best_zeropp_cp, best_rival_cp (row names or
+//              null), zeropp_vs_3d, zeropp_vs_best_pp, zeropp_vs_best_rival, zeropp_cp_vs_best_rival_cp (speedups
+//              or null),
+//              zeropp_peak_memory_bytes}, "absent_rows": [line],
 //  "strategies": [{row, strategy, found, feasible, parallel, estimate, speedup_vs_3d} | {row, found, note}],
 //  "criterion": {row, b, U, h, s, lhs, rhs, holds, zeropp_bytes_per_layer, zeropp_per_w_bytes_per_layer,
 //                tp_bytes_per_layer, min_unit, min_unit_per_w, time: {cluster, group, compute_s, tp_exposed_s,

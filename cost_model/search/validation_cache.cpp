@@ -106,6 +106,21 @@ std::vector<std::string> validation_sets_for(const ClusterSpec& cluster) {
   return out;
 }
 
+namespace {
+
+// The cache file as the reader would type it from the working directory: relative when it lies below it, so a
+// report committed to the repository names results/validation-cache/..., not the checkout's absolute path.
+std::string shown_path(const fs::path& file) {
+  std::error_code ec;
+  const fs::path here = fs::current_path(ec);
+  if (ec) return file.generic_string();
+  const fs::path rel = fs::weakly_canonical(file, ec).lexically_relative(fs::weakly_canonical(here, ec));
+  if (ec || rel.empty() || *rel.begin() == "..") return file.generic_string();
+  return rel.generic_string();
+}
+
+}  // namespace
+
 CachedValidation cross_validated(const std::string& set, const fs::path& cache_dir, bool refresh) {
   CachedValidation out;
   out.name = set;
@@ -118,7 +133,7 @@ CachedValidation cross_validated(const std::string& set, const fs::path& cache_d
     try {
       if (fill_from(read_json_file(file), out.key, out.report)) {
         out.from_cache = true;
-        out.note = fmt::format("leave-one-out errors from {} (input hash {})", file.generic_string(), out.key);
+        out.note = fmt::format("leave-one-out errors from {} (input hash {})", shown_path(file), out.key);
         return out;
       }
       out.note = "cache stale (the set, its profile or the model's predictions changed): recomputed; ";

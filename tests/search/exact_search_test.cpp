@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "cost_model/search/bounds.hpp"
+#include "cost_model/search/compare.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/search/plans_csv.hpp"
 #include "cost_model/search/search.hpp"
@@ -129,6 +130,9 @@ void expect_pruned_equals_brute_force(const Experiment& ex, const SpaceOptions& 
   SearchOptions o;
   o.space = space;
   o.top = top;
+  // compare's rows as families (3d without and with CP, FSDP + TP, ...): their best and closest are exact too.
+  const std::vector<CompareRowSpec> rows = compare_row_specs();
+  o.families.assign(rows.begin(), rows.end());
   const SearchResult pruned = run_search(ex, o);
   o.exhaustive = true;
   const SearchResult brute = run_search(ex, o);
@@ -150,6 +154,14 @@ void expect_pruned_equals_brute_force(const Experiment& ex, const SpaceOptions& 
       expect_same(a.schedules[s].group.best, b.schedules[s].group.best, pair);
       expect_same(a.schedules[s].group.closest, b.schedules[s].group.closest, pair);
     }
+  }
+  ASSERT_EQ(pruned.families.size(), rows.size());
+  ASSERT_EQ(brute.families.size(), rows.size());
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const std::string name = ex.name + " row " + rows[k].name;
+    EXPECT_EQ(pruned.families[k].group.enumerated, brute.families[k].group.enumerated) << name;
+    expect_same(pruned.families[k].group.best, brute.families[k].group.best, name);
+    expect_same(pruned.families[k].group.closest, brute.families[k].group.closest, name);
   }
   expect_same(pruned.closest_infeasible, brute.closest_infeasible, ex.name);
 }
@@ -256,7 +268,7 @@ TEST(PlansCsv, EveryPlanWithItsFate) {
     lines.push_back(csv.substr(at, next - at));
   }
   ASSERT_EQ(static_cast<std::int64_t>(lines.size()), r.counts.enumerated + 1);
-  EXPECT_EQ(lines[0].rfind("index,strategy,tp,z,pp,dp,", 0), 0u);
+  EXPECT_EQ(lines[0].rfind("index,strategy,tp,z,cp,cp_kind,pp,dp,", 0), 0u);
   std::int64_t simulated = 0, pruned = 0;
   for (std::size_t i = 1; i < lines.size(); ++i) {
     EXPECT_EQ(lines[i].rfind(std::to_string(i - 1) + ",", 0), 0u) << lines[i];
@@ -267,6 +279,13 @@ TEST(PlansCsv, EveryPlanWithItsFate) {
   EXPECT_EQ(pruned, r.counts.pruned);
   const Candidate& best = r.ranked.front();
   const std::string& row = lines[best.index + 1];
+  // cp and cp_kind follow tp and z ("-": no CP group).
+  const ParallelSpec& p = best.parallel;
+  EXPECT_EQ(row.rfind(fmt::format("{},{},{},{},{},{},{},{},", best.index, to_string(p.strategy), p.tp, p.z, p.cp,
+                                  p.cp > 1 ? to_string(p.cp_kind) : "-", p.pp, p.dp),
+                      0),
+            0u)
+      << row;
   EXPECT_NE(row.find(fmt::format(",simulator,{:.9g},", best.estimate.time_s.iteration)), std::string::npos) << row;
 }
 

@@ -63,6 +63,20 @@ TEST_F(ValidationCache, SecondRunReadsTheFirstsLeaveOneOut) {
   EXPECT_FALSE(cross_validated(set_path(), cache(), true).from_cache);
 }
 
+// The note names the cache relative to the working directory when the cache lies below it (a committed report must
+// not carry the checkout's absolute path), and as given otherwise.
+TEST_F(ValidationCache, TheNoteNamesTheCacheFromTheWorkingDirectory) {
+  cross_validated(set_path(), cache(), false);
+  const fs::path before = fs::current_path();
+  fs::current_path(dir_);
+  const std::string below = cross_validated(set_path(), cache(), false).note;
+  fs::current_path(before);
+  EXPECT_EQ(below.rfind("leave-one-out errors from cache/small.json (input hash ", 0), 0u) << below;
+  const std::string outside = cross_validated(set_path(), cache(), false).note;
+  if (fs::weakly_canonical(dir_).lexically_relative(fs::weakly_canonical(before)).string().rfind("..", 0) == 0)
+    EXPECT_NE(outside.find((cache() / "small.json").generic_string()), std::string::npos) << outside;
+}
+
 TEST_F(ValidationCache, AChangedSetIsStale) {
   const CachedValidation first = cross_validated(set_path(), cache(), false);
   write(small_set(140));  // one published figure changed

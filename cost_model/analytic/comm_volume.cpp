@@ -57,7 +57,8 @@ PlanComm plan_comm(const Plan& plan) {
   const ParallelSpec& par = plan.parallel;
   const int p = par.pp, v = par.v, t = par.tp, B = par.micro_batches;
   const double e = element_bytes(par.dtype);
-  const ModelSpec local = cp_rank_model(m, par.cp);  // a CP rank's s/cp tokens
+  ModelSpec cp_copy;
+  const ModelSpec& local = cp_rank_model(m, par.cp, cp_copy);  // a CP rank's s/cp tokens
   const double bsh = static_cast<double>(par.micro_batch) * local.seq_len * m.hidden;
   PlanComm c;
   c.p = p;

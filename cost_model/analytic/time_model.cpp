@@ -206,7 +206,11 @@ ActionCosts action_costs(const Plan& plan) {
   // gemm_efficiency carries everything, as before.
   const double sustain = c.gpu && c.gpu->matmul_efficiency.known() ? kernel_efficiency(par) : 1.0;
   auto mem_seconds = [&c](double bytes) { return memory_time(c, bytes); };
-  auto gemm_seconds = [&c, &par, sustain](const Gemm& x) { return gemm_time(c, par.dtype, x) / sustain; };
+  // Two captures, 16 bytes: std::function (tp_layer_seconds) keeps it in place (libstdc++ does up to 16 bytes)
+  // instead of allocating once per plan evaluation.
+  auto gemm_seconds = [&plan, sustain](const Gemm& x) {
+    return gemm_time(plan.cluster, plan.parallel.dtype, x) / sustain;
+  };
 
   ActionCosts a;
   // Per chunk: the largest virtual stage of the split (all of them when it is even); costs_from_plan scales
@@ -217,9 +221,8 @@ ActionCosts action_costs(const Plan& plan) {
 
   // One layer, one micro-batch, one GPU. With context parallelism the GPU holds s/cp tokens of each sequence
   // (`local`) and computes 1/cp of the causal attention: cp times the attention of an s/cp sequence.
-  const ModelSpec local = cp_rank_model(m, par.cp);
-  Plan local_plan = plan;  // the same plan as one CP rank sees its tokens (TP messages of s/cp tokens)
-  local_plan.model = local;
+  ModelSpec cp_copy;
+  const ModelSpec& local = cp_rank_model(m, par.cp, cp_copy);
   const LayerGemms g = layer_gemms(local, b, t);
   // Each weight GEMM three ways, each at its own shape (op_time.hpp): forward, input gradient, weight gradient.
   const WeightGemmSeconds weights = weight_gemm_seconds(gemm_seconds, g);
@@ -246,7 +249,7 @@ ActionCosts action_costs(const Plan& plan) {
   a.w = lc * layer_w;
   a.recompute = lc * layer_rc;
   // TP communication as the framework runs it, with what its overlap costs (tp_overlap.hpp), on s/cp tokens.
-  const TpLayerSeconds tp = tp_layer_seconds(local_plan, g, gemm_seconds);
+  const TpLayerSeconds tp = tp_layer_seconds(plan, local, g, gemm_seconds);
   a.tp_f = lc * tp.forward;
   a.tp_b = lc * tp.backward;
   const CpSeconds cps = cp_layer_seconds(plan, local, core);

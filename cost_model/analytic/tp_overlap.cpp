@@ -81,13 +81,12 @@ struct Pricing {
 
 }  // namespace
 
-TpLayerSeconds tp_layer_seconds(const Plan& plan, const LayerGemms& gemms,
+TpLayerSeconds tp_layer_seconds(const Plan& plan, const ModelSpec& model, const LayerGemms& gemms,
                                 const std::function<double(const Gemm&)>& gemm_seconds) {
   const ParallelSpec& par = plan.parallel;
   if (par.tp <= 1) return {};
   const Group g = tp_group(par);
-  const double bytes =
-      static_cast<double>(par.micro_batch) * plan.model.seq_len * plan.model.hidden * element_bytes(par.dtype);
+  const double bytes = static_cast<double>(par.micro_batch) * model.seq_len * model.hidden * element_bytes(par.dtype);
   if (!par.sequence_parallel) {
     const double all_reduce = collective_time(plan.cluster, Collective::all_reduce, g.size, g.stride, bytes);
     return {2 * all_reduce, 2 * all_reduce};

@@ -47,8 +47,14 @@ struct TpLayerSeconds {
   double backward = 0;  // seconds added to its backward (input and weight gradients together)
 };
 
-// `gemm_seconds(g)` prices a GEMM (all g.count of them) on the plan's GPU with every SM.
-TpLayerSeconds tp_layer_seconds(const Plan& plan, const LayerGemms& gemms,
+// `gemm_seconds(g)` prices a GEMM (all g.count of them) on the plan's GPU with every SM. `model` is the model as
+// one rank holds its tokens (with context parallelism: cp_rank_model, s/cp tokens per message); the plan's own
+// model in the second form.
+TpLayerSeconds tp_layer_seconds(const Plan& plan, const ModelSpec& model, const LayerGemms& gemms,
                                 const std::function<double(const Gemm&)>& gemm_seconds);
+inline TpLayerSeconds tp_layer_seconds(const Plan& plan, const LayerGemms& gemms,
+                                       const std::function<double(const Gemm&)>& gemm_seconds) {
+  return tp_layer_seconds(plan, plan.model, gemms, gemm_seconds);
+}
 
 }  // namespace zeropp::analytic

@@ -32,7 +32,8 @@ ActionCosts costs_from_plan(const Plan& plan) {
   act.dtype = par.dtype;
   act.recompute = Recompute::none;
   // Activations and messages of a CP rank's s/cp tokens (spec/context_parallel.hpp).
-  const ModelSpec local = cp_rank_model(m, par.cp);
+  ModelSpec cp_copy;
+  const ModelSpec& local = cp_rank_model(m, par.cp, cp_copy);
   const analytic::SplitActivation full = analytic::split_activation_bytes_per_layer(local, act);
   const double first_extra = analytic::first_stage_extra_activation_bytes(local, act);
   const double last_extra = analytic::last_stage_extra_activation_bytes(local, act);

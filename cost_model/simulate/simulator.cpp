@@ -112,16 +112,20 @@ int table_of(ActionType t) {
 
 std::string describe(const Action& a) { return schedule::to_string(a); }
 
-// The program flattened into arrays, with its dependency graph.
+// The program flattened into arrays, with its dependency graph. One engine serves many simulations (simulate()
+// keeps one per thread): every run sizes and fills its arrays anew, and they keep their capacity in between.
 class Engine {
  public:
-  Engine(const Program& program, const ActionCosts& costs) : program_(program), costs_(costs) {}
-
-  SimResult run(const SimOptions& options) {
+  SimResult run(const Program& program, const ActionCosts& costs, const SimOptions& options) {
+    program_ = &program;
+    costs_ = &costs;
+    result_ = SimResult{};
+    extra_.clear();
     flatten();
     build_dependencies();
+    build_successors();
     schedule_times();
-    if (costs_.contention > 0) {
+    if (costs_->contention > 0) {
       stretch_for_contention();
       schedule_times();
     }
@@ -129,9 +133,20 @@ class Engine {
     return std::move(result_);
   }
 
+  // The bytes its arrays hold between runs.
+  std::size_t held_bytes() const {
+    std::size_t bytes = action_.capacity() * sizeof(const Action*) + extra_.capacity() * sizeof(double) +
+                        first_in_stream_.capacity() * sizeof(first_in_stream_[0]);
+    for (const auto* v :
+         {&rank_, &prev_in_stream_, &next_in_stream_, &dep_offset_, &deps_, &succ_offset_, &succ_, &indegree_, &ready_})
+      bytes += v->capacity() * sizeof(std::int32_t);
+    for (const auto& t : table_) bytes += t.capacity() * sizeof(std::int32_t);
+    return bytes;
+  }
+
  private:
-  const Program& program_;
-  const ActionCosts& costs_;
+  const Program* program_ = nullptr;
+  const ActionCosts* costs_ = nullptr;
   SimResult result_;
   int stages_ = 0;
   int microbatches_ = 0;
@@ -149,10 +164,13 @@ class Engine {
   std::array<std::vector<std::int32_t>, kTables> table_;
   // Seconds added to each action by compute/communication contention (empty: none).
   std::vector<double> extra_;
-  // prepare_timing(): per action how it is timed and its base duration; per data edge its delay.
-  std::vector<std::uint8_t> timing_kind_;
-  std::vector<double> base_;
-  std::vector<double> edge_delay_;
+  // The data edges reversed (CSR, like dep_offset_/deps_): the actions that wait for action i are
+  // succ_[succ_offset_[i] .. succ_offset_[i+1]). Built once; schedule_times() runs twice with contention.
+  std::vector<std::int32_t> succ_offset_;
+  std::vector<std::int32_t> succ_;
+  // schedule_times(): unfinished predecessors per action, and the actions whose predecessors have all finished.
+  std::vector<std::int32_t> indegree_;
+  std::vector<std::int32_t> ready_;
 
   std::int32_t lookup(int table, int stage, int mb) const {
     if (stage < 0 || stage >= stages_) return kNone;
@@ -175,21 +193,21 @@ class Engine {
 
   // Pass 1: flat arrays, stream order, (stage, micro-batch) tables; checks ranges and duplicates.
   void flatten() {
-    const int pp = program_.pp;
-    stages_ = program_.stages();
-    microbatches_ = program_.microbatches;
-    if (pp < 1 || program_.v < 1 || microbatches_ < 1 || static_cast<int>(program_.ranks.size()) != pp) {
+    const int pp = program_->pp;
+    stages_ = program_->stages();
+    microbatches_ = program_->microbatches;
+    if (pp < 1 || program_->v < 1 || microbatches_ < 1 || static_cast<int>(program_->ranks.size()) != pp) {
       throw SimulationError(0, 0,
-                            "program shape: pp=" + std::to_string(pp) + " v=" + std::to_string(program_.v) +
+                            "program shape: pp=" + std::to_string(pp) + " v=" + std::to_string(program_->v) +
                                 " B=" + std::to_string(microbatches_) + " with " +
-                                std::to_string(program_.ranks.size()) + " rank programs");
+                                std::to_string(program_->ranks.size()) + " rank programs");
     }
-    costs_.check(program_);
+    costs_->check(*program_);
     std::size_t n = 0;
     result_.pp = pp;
     result_.rank_offset.assign(pp + 1, 0);
     for (int r = 0; r < pp; ++r) {
-      n += program_.ranks[r].size();
+      n += program_->ranks[r].size();
       if (n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max() / 2)) {
         throw SimulationError(r, 0, "program too large for 32-bit action ids");
       }
@@ -206,7 +224,7 @@ class Engine {
     std::int32_t id = 0;
     for (int r = 0; r < pp; ++r) {
       std::array<std::int32_t, kStreams> last{kNone, kNone, kNone, kNone, kNone};
-      for (const Action& a : program_.ranks[r]) {
+      for (const Action& a : program_->ranks[r]) {
         action_[id] = &a;
         rank_[id] = r;
         if (a.stage < 0 || a.stage >= stages_) {
@@ -247,12 +265,12 @@ class Engine {
     dep_offset_.assign(n + 1, 0);
     deps_.clear();
     deps_.reserve(2 * n);
-    result_.ranks.assign(program_.pp, RankSummary{});
+    result_.ranks.assign(program_->pp, RankSummary{});
     std::vector<std::int32_t> last_unshard(stages_, kNone);
     std::vector<std::int32_t> last_grad(stages_, kNone);    // latest W/BW
     std::vector<std::int32_t> last_reduce(stages_, kNone);  // latest REDUCE_GRAD
     const int last_stage = stages_ - 1;
-    const int limit = costs_.gathered_limit;
+    const int limit = costs_->gathered_limit;
 
     auto need = [&](std::int32_t id, std::int32_t dep, const char* what, int stage, int mb) {
       if (dep == kNone) {
@@ -265,7 +283,7 @@ class Engine {
       if (dep != kNone) deps_.push_back(dep);
     };
 
-    for (int r = 0; r < program_.pp; ++r) {
+    for (int r = 0; r < program_->pp; ++r) {
       RankSummary& summary = result_.ranks[r];
       std::array<std::int32_t, kStreams> last{kNone, kNone, kNone, kNone, kNone};
       std::vector<std::int32_t> reshards;  // this rank's RESHARDs so far, for the gathered-buffer limit
@@ -273,7 +291,7 @@ class Engine {
       for (std::int32_t id = result_.rank_offset[r]; id < result_.rank_offset[r + 1]; ++id) {
         const Action& a = *action_[id];
         const int s = a.stage, m = a.microbatch;
-        const StageCost& c = costs_.stages[s];
+        const StageCost& c = costs_->stages[s];
         switch (a.type) {
           case ActionType::F:
             if (s > 0) {
@@ -283,7 +301,7 @@ class Engine {
               } else {
                 const std::int32_t prev = lookup(tF, s - 1, m);
                 need(id, prev, "F", s - 1, m);
-                if (rank_[prev] != r) result_.ranks[rank_[prev]].comm_bytes.pp += costs_.stages[s - 1].send_f.bytes;
+                if (rank_[prev] != r) result_.ranks[rank_[prev]].comm_bytes.pp += costs_->stages[s - 1].send_f.bytes;
               }
             }
             optional(last_unshard[s]);
@@ -300,7 +318,7 @@ class Engine {
                 std::int32_t next = lookup(tB, s + 1, m);
                 if (next == kNone) next = lookup(tBW, s + 1, m);
                 need(id, next, "B", s + 1, m);
-                if (rank_[next] != r) result_.ranks[rank_[next]].comm_bytes.pp += costs_.stages[s + 1].send_b.bytes;
+                if (rank_[next] != r) result_.ranks[rank_[next]].comm_bytes.pp += costs_->stages[s + 1].send_b.bytes;
               }
             }
             optional(last_unshard[s]);
@@ -361,7 +379,7 @@ class Engine {
             break;
           case ActionType::OPT_STEP:
             for (int k = 1; k < kStreams; ++k) optional(last[k]);  // compute is ordered by its stream already
-            summary.comm_bytes.dp += costs_.opt_step[r].bytes;
+            summary.comm_bytes.dp += costs_->opt_step[r].bytes;
             break;
         }
         last[static_cast<int>(result_.stream[id])] = id;
@@ -377,7 +395,7 @@ class Engine {
 
   double base_duration(std::int32_t id) const {
     const Action& a = *action_[id];
-    const StageCost& c = costs_.stages[a.stage];
+    const StageCost& c = costs_->stages[a.stage];
     switch (a.type) {
       case ActionType::F:
         return c.f;
@@ -400,7 +418,7 @@ class Engine {
       case ActionType::DP_SYNC:
         return c.dp_sync.seconds;
       case ActionType::OPT_STEP:
-        return costs_.opt_step[rank_[id]].seconds;
+        return costs_->opt_step[rank_[id]].seconds;
       case ActionType::RESHARD:
       case ActionType::RECV_F:
       case ActionType::RECV_B:
@@ -414,9 +432,9 @@ class Engine {
   double delay(std::int32_t id, std::int32_t dep) const {
     if (rank_[id] == rank_[dep]) return 0;
     const ActionType t = action_[id]->type, d = action_[dep]->type;
-    if (t == ActionType::F && d == ActionType::F) return costs_.stages[action_[dep]->stage].send_f.seconds;
+    if (t == ActionType::F && d == ActionType::F) return costs_->stages[action_[dep]->stage].send_f.seconds;
     if ((t == ActionType::B || t == ActionType::BW) && (d == ActionType::B || d == ActionType::BW)) {
-      return costs_.stages[action_[dep]->stage].send_b.seconds;
+      return costs_->stages[action_[dep]->stage].send_b.seconds;
     }
     return 0;
   }
@@ -424,66 +442,47 @@ class Engine {
   // The W/BW whose gradients a bucketed DP_SYNC streams out (its only dependency), or kNone.
   std::int32_t bucketed_grad_source(std::int32_t id) const {
     const Action& a = *action_[id];
-    if (a.type != ActionType::DP_SYNC || costs_.stages[a.stage].dp_sync_buckets <= 1) return kNone;
+    if (a.type != ActionType::DP_SYNC || costs_->stages[a.stage].dp_sync_buckets <= 1) return kNone;
     if (dep_offset_[id + 1] - dep_offset_[id] != 1) return kNone;
     const std::int32_t dep = deps_[dep_offset_[id]];
     const ActionType t = action_[dep]->type;
     return t == ActionType::W || t == ActionType::BW ? dep : kNone;
   }
 
-  // What schedule_times reads per action and per edge, laid out flat once (it runs twice with contention): how
-  // each action is timed (0 plain, 1 a receive, 2 a bucketed DP_SYNC), its duration without contention and each
-  // data edge's delay. Saves chasing every action's stage and cost on the hot loop.
-  void prepare_timing() {
+  double duration(std::int32_t id) const { return base_duration(id) + (extra_.empty() ? 0.0 : extra_[id]); }
+
+  // The successor lists, counted into succ_offset_[dep + 2] so that filling advances succ_offset_[dep + 1] from
+  // dep's first slot to its last: no cursor array beside it. Successors stay in increasing id order.
+  void build_successors() {
     const std::size_t n = action_.size();
-    timing_kind_.assign(n, 0);
-    base_.resize(n);
+    succ_offset_.assign(n + 2, 0);
+    for (const std::int32_t dep : deps_) ++succ_offset_[dep + 2];
+    for (std::size_t i = 2; i < n + 2; ++i) succ_offset_[i] += succ_offset_[i - 1];
+    succ_.resize(deps_.size());
     for (std::size_t i = 0; i < n; ++i) {
-      const std::int32_t id = static_cast<std::int32_t>(i);
-      const ActionType t = action_[i]->type;
-      if (t == ActionType::RECV_F || t == ActionType::RECV_B)
-        timing_kind_[i] = 1;
-      else if (bucketed_grad_source(id) != kNone)
-        timing_kind_[i] = 2;
-      base_[i] = base_duration(id);
+      for (std::int32_t e = dep_offset_[i]; e < dep_offset_[i + 1]; ++e) {
+        succ_[succ_offset_[deps_[e] + 1]++] = static_cast<std::int32_t>(i);
+      }
     }
-    edge_delay_.resize(deps_.size());
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::int32_t e = dep_offset_[i]; e < dep_offset_[i + 1]; ++e)
-        edge_delay_[e] = delay(static_cast<std::int32_t>(i), deps_[e]);
+    succ_offset_.pop_back();  // n + 1 entries: [succ_offset_[i], succ_offset_[i+1]) as for deps
   }
 
   // Pass 3: Kahn's order over stream and data edges; each action starts at the latest of its predecessors.
   void schedule_times() {
     const std::size_t n = action_.size();
-    if (base_.size() != n) prepare_timing();
-    const bool stretched = !extra_.empty();
-    std::vector<std::int32_t> succ_offset(n + 1, 0);
-    std::vector<std::int32_t> indegree(n, 0);
+    std::vector<std::int32_t>& indegree = indegree_;
+    std::vector<std::int32_t>& ready = ready_;
+    indegree.resize(n);
+    ready.clear();
+    ready.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-      for (std::int32_t e = dep_offset_[i]; e < dep_offset_[i + 1]; ++e) ++succ_offset[deps_[e] + 1];
-      indegree[i] = dep_offset_[i + 1] - dep_offset_[i];
-    }
-    for (std::size_t i = 0; i < n; ++i) succ_offset[i + 1] += succ_offset[i];
-    std::vector<std::int32_t> succ(deps_.size());
-    {
-      std::vector<std::int32_t> fill(succ_offset.begin(), succ_offset.end() - 1);
-      for (std::size_t i = 0; i < n; ++i) {
-        for (std::int32_t e = dep_offset_[i]; e < dep_offset_[i + 1]; ++e) {
-          succ[fill[deps_[e]]++] = static_cast<std::int32_t>(i);
-        }
-      }
+      indegree[i] = dep_offset_[i + 1] - dep_offset_[i] + (prev_in_stream_[i] != kNone ? 1 : 0);
+      if (indegree[i] == 0) ready.push_back(static_cast<std::int32_t>(i));
     }
     std::vector<double>& start = result_.start;
     std::vector<double>& end = result_.end;
-    start.assign(n, 0);
-    end.assign(n, 0);
-    std::vector<std::int32_t> ready;
-    ready.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (prev_in_stream_[i] != kNone) ++indegree[i];
-      if (indegree[i] == 0) ready.push_back(static_cast<std::int32_t>(i));
-    }
+    start.resize(n);  // every action is written below before it is read (a deadlock throws first)
+    end.resize(n);
     std::size_t done = 0;
     double makespan = 0;
     while (!ready.empty()) {
@@ -491,33 +490,33 @@ class Engine {
       ready.pop_back();
       ++done;
       const double stream_free = prev_in_stream_[u] != kNone ? end[prev_in_stream_[u]] : 0.0;
-      const double d = stretched ? base_[u] + extra_[u] : base_[u];  // duration(u)
-      if (timing_kind_[u] == 1) {
+      const ActionType t = action_[u]->type;
+      if (t == ActionType::RECV_F || t == ActionType::RECV_B) {
         // The transfer is timed on the sender's stream; the receive spans the part of it after it was posted.
         const std::int32_t send = deps_[dep_offset_[u]];
         start[u] = std::max(stream_free, start[send]);
         end[u] = std::max(stream_free, end[send]);
-      } else if (timing_kind_[u] == 2) {
+      } else if (const std::int32_t grad = bucketed_grad_source(u); grad != kNone) {
         // Buckets of the gradients become ready evenly over the W/BW, and go out one after another: the first
         // can leave after 1/n of it, the last after its end (see StageCost::dp_sync_buckets).
-        const std::int32_t grad = deps_[dep_offset_[u]];  // its only dependency (bucketed_grad_source)
-        const double n = costs_.stages[action_[u]->stage].dp_sync_buckets;
+        const double n = costs_->stages[action_[u]->stage].dp_sync_buckets;
+        const double d = duration(u);
         start[u] = std::max(stream_free, start[grad] + (end[grad] - start[grad]) / n);
         end[u] = std::max(start[u] + d, end[grad] + d / n);
       } else {
         double s = stream_free;
         for (std::int32_t e = dep_offset_[u]; e < dep_offset_[u + 1]; ++e) {
-          s = std::max(s, end[deps_[e]] + edge_delay_[e]);  // delay(u, deps_[e])
+          s = std::max(s, end[deps_[e]] + delay(u, deps_[e]));
         }
         start[u] = s;
-        end[u] = s + d;
+        end[u] = s + duration(u);
       }
       makespan = std::max(makespan, end[u]);
       auto release = [&](std::int32_t v) {
         if (--indegree[v] == 0) ready.push_back(v);
       };
       if (next_in_stream_[u] != kNone) release(next_in_stream_[u]);
-      for (std::int32_t e = succ_offset[u]; e < succ_offset[u + 1]; ++e) release(succ[e]);
+      for (std::int32_t e = succ_offset_[u]; e < succ_offset_[u + 1]; ++e) release(succ_[e]);
     }
     if (done != n) report_deadlock(indegree);
     result_.makespan = makespan;
@@ -531,7 +530,7 @@ class Engine {
     extra_.assign(action_.size(), 0);
     const std::vector<double>& start = result_.start;
     const std::vector<double>& end = result_.end;
-    for (int r = 0; r < program_.pp; ++r) {
+    for (int r = 0; r < program_->pp; ++r) {
       // The union of the two collective streams' busy intervals, in time order (each stream's are already).
       std::vector<std::pair<double, double>> busy;
       for (Stream s : {Stream::p2p_next, Stream::p2p_prev, Stream::intra, Stream::inter}) {
@@ -557,14 +556,14 @@ class Engine {
         for (std::size_t k = j; k < merged.size() && merged[k].first < end[id]; ++k) {
           overlap += std::min(end[id], merged[k].second) - std::max(start[id], merged[k].first);
         }
-        extra_[id] = costs_.contention * overlap;
+        extra_[id] = costs_->contention * overlap;
       }
     }
   }
 
   // Some actions never became ready: name the first stuck action of the first stuck rank and what it waits for.
   [[noreturn]] void report_deadlock(const std::vector<std::int32_t>& indegree) const {
-    for (int r = 0; r < program_.pp; ++r) {
+    for (int r = 0; r < program_->pp; ++r) {
       for (std::int32_t id = result_.rank_offset[r]; id < result_.rank_offset[r + 1]; ++id) {
         if (indegree[id] == 0) continue;
         // The earliest stuck action in program order: its own predecessors on the stream have run, so what
@@ -591,12 +590,16 @@ class Engine {
     const std::vector<double>& start = result_.start;
     const std::vector<double>& end = result_.end;
     std::vector<char> grad_allocated(stages_, 0);
-    if (options.memory_timeline) result_.memory.assign(program_.pp, {});
-    for (int r = 0; r < program_.pp; ++r) {
+    if (options.memory_timeline) result_.memory.assign(program_->pp, {});
+    for (int r = 0; r < program_->pp; ++r) {
       RankSummary& summary = result_.ranks[r];
       std::array<std::int32_t, kStreams> cursor = first_in_stream_[r];
       std::array<char, kStreams> at_end{};  // 0: next event is the action's start, 1: its end
-      double memory = costs_.static_bytes[r];
+      // Each stream's next event time (its cursor's start or end), kept beside the cursor so that picking the
+      // next event reads five values in place instead of five actions' times.
+      std::array<double, kStreams> next_time{};
+      for (int k = 0; k < kStreams; ++k) next_time[k] = cursor[k] != kNone ? start[cursor[k]] : 0.0;
+      double memory = costs_->static_bytes[r];
       double peak = memory;
       Parts parts{};
       parts[static_cast<int>(MemoryPart::static_state)] = memory;
@@ -612,7 +615,7 @@ class Engine {
         double best = 0;
         for (int k = 0; k < kStreams; ++k) {
           if (cursor[k] == kNone) continue;
-          const double t = at_end[k] ? end[cursor[k]] : start[cursor[k]];
+          const double t = next_time[k];
           if (pick < 0 || t < best || (t == best && at_end[k] && !at_end[pick])) {
             pick = k;
             best = t;
@@ -635,11 +638,13 @@ class Engine {
           (is_compute_stream ? busy_compute : busy_comm) += 1;
           memory += on_start(a, grad_allocated, inflight, parts);
           at_end[pick] = 1;
+          next_time[pick] = end[id];
         } else {
           (is_compute_stream ? busy_compute : busy_comm) -= 1;
           memory += on_end(a, grad_allocated, inflight, parts);
           at_end[pick] = 0;
           cursor[pick] = next_in_stream_[id];
+          if (cursor[pick] != kNone) next_time[pick] = start[cursor[pick]];
         }
         if (memory > peak) {
           peak = memory;
@@ -674,7 +679,7 @@ class Engine {
 
   // Memory allocated when action `a` starts (bytes); updates the in-flight micro-batch count.
   double on_start(const Action& a, std::vector<char>& grad_allocated, int& inflight, Parts& parts) const {
-    const StageCost& c = costs_.stages[a.stage];
+    const StageCost& c = costs_->stages[a.stage];
     switch (a.type) {
       case ActionType::F:
         ++inflight;
@@ -699,7 +704,7 @@ class Engine {
   // Frees, by part, what a micro-batch holds of a stage until its B ends: the activations, or, when it is
   // recomputed, the checkpoint plus the one layer rebuilt at a time.
   double free_until_b(const Action& a, Parts& parts) const {
-    const StageCost& c = costs_.stages[a.stage];
+    const StageCost& c = costs_->stages[a.stage];
     if (!has(tRECOMPUTE, a.stage, a.microbatch)) return book(parts, MemoryPart::activations, -c.activation_bytes);
     return book(parts, MemoryPart::activations, -c.checkpoint_bytes) +
            book(parts, MemoryPart::recompute, -c.recompute_bytes);
@@ -707,7 +712,7 @@ class Engine {
 
   // Memory change when action `a` ends (negative: freed).
   double on_end(const Action& a, std::vector<char>& grad_allocated, int& inflight, Parts& parts) const {
-    const StageCost& c = costs_.stages[a.stage];
+    const StageCost& c = costs_->stages[a.stage];
     switch (a.type) {
       case ActionType::B:
         --inflight;
@@ -736,7 +741,23 @@ class Engine {
 }  // namespace
 
 SimResult simulate(const Program& program, const ActionCosts& costs, const SimOptions& options) {
-  return Engine(program, costs).run(options);
+  // One engine per thread, kept: a search simulates thousands of programs one after another, and arrays allocated
+  // afresh for each are fresh pages the kernel faults in and zeroes every time (measured 2026-11-26 on the 2-vCPU
+  // VM: about a third of the CPU time of a 236,736-action ZeroPP simulation, BM_SimulateZeroPP/64/2/256/16, went to
+  // the kernel). What a very large program leaves behind (over kKeepBytes) is freed after its run.
+  constexpr std::size_t kKeepBytes = std::size_t{64} << 20;
+  thread_local Engine engine;
+  const auto trim = [] {
+    if (engine.held_bytes() > kKeepBytes) engine = Engine{};
+  };
+  try {
+    SimResult result = engine.run(program, costs, options);
+    trim();
+    return result;
+  } catch (...) {
+    trim();
+    throw;
+  }
 }
 
 }  // namespace zeropp::simulate

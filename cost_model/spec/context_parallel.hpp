@@ -25,6 +25,9 @@ namespace zeropp {
 // The model as one CP rank sees its token-wise work: seq_len / cp tokens per sequence (the model itself when cp
 // is 1). Its attention work is NOT that of the shorter sequence: see attention_share.
 ModelSpec cp_rank_model(const ModelSpec& model, int cp);
+// The same without a copy when cp is 1 (`model` itself); otherwise `copy` holds it. For the closed forms, which
+// ask for it in every plan evaluation of a search.
+const ModelSpec& cp_rank_model(const ModelSpec& model, int cp, ModelSpec& copy);
 
 // The rules a plan with cp > 1 obeys (SpecError naming parallel.cp, one line): flash attention; ring: seq_len
 // divisible by 2*cp (two load-balanced chunks per rank); ulysses: seq_len divisible by cp, and cp dividing the

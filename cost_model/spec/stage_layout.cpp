@@ -10,12 +10,6 @@ namespace zeropp {
 
 namespace {
 
-int chunk_of_rank(const StageLayout& l, int r) {
-  if (r == 0) return l.first_chunk;
-  if (r == l.pp - 1) return l.last_chunk;
-  return l.middle_chunk;
-}
-
 // Layers of one row of chunks (chunk c of every rank): the layers of the stages c*pp .. c*pp+pp-1 before cuts.
 int row_layers(const StageLayout& l) {
   if (l.pp == 1) return l.first_chunk;
@@ -76,34 +70,17 @@ StageLayout explicit_layout(const ModelSpec& m, const ParallelSpec& p, const std
 
 }  // namespace
 
-int StageLayout::stage_layers(int vs) const {
-  int n = chunk_of_rank(*this, vs % pp);
-  if (vs == 0) n -= first_cut;
-  if (vs == stages() - 1) n -= last_cut;
-  return n;
-}
-
 int StageLayout::first_layer(int vs) const {
   const int c = vs / pp, r = vs % pp;
   int n = c * row_layers(*this);
-  for (int k = 0; k < r; ++k) n += chunk_of_rank(*this, k);
+  for (int k = 0; k < r; ++k) n += chunk_layers(k);
   return vs > 0 ? n - first_cut : n;
 }
-
-int StageLayout::rank_layers(int r) const {
-  int n = v * chunk_of_rank(*this, r);
-  if (r == 0) n -= first_cut;
-  if (r == pp - 1) n -= last_cut;
-  return n;
-}
-
-int StageLayout::chunk_layers(int r) const { return chunk_of_rank(*this, r); }
 
 int StageLayout::max_stage_layers() const {
   int n = 0;
   for (int r : {0, std::min(1, pp - 1), pp - 1}) {
-    n = std::max(n, chunk_of_rank(*this, r) - (v == 1 && r == 0 ? first_cut : 0) -
-                        (v == 1 && r == pp - 1 ? last_cut : 0));
+    n = std::max(n, chunk_layers(r) - (v == 1 && r == 0 ? first_cut : 0) - (v == 1 && r == pp - 1 ? last_cut : 0));
   }
   return n;
 }

@@ -45,14 +45,17 @@ struct StageLayout {
   int last_cut = 0;      // the last virtual stage holds last_cut fewer (accounted: 1)
 
   int stages() const { return pp * v; }
-  // Transformer layers of virtual stage vs (0 <= vs < pp*v).
-  int stage_layers(int vs) const;
+  // Layers of a chunk of PP rank r before the cuts: the most any of its chunks holds.
+  int chunk_layers(int r) const { return r == 0 ? first_chunk : r == pp - 1 ? last_chunk : middle_chunk; }
+  // Transformer layers of virtual stage vs (0 <= vs < pp*v). Inline, as rank_layers: the closed forms ask for
+  // them in every plan evaluation.
+  int stage_layers(int vs) const {
+    return chunk_layers(vs % pp) - (vs == 0 ? first_cut : 0) - (vs == stages() - 1 ? last_cut : 0);
+  }
   // Global index of the first layer of virtual stage vs (layers of the stages before it).
   int first_layer(int vs) const;
   // Layers of PP rank r (all its chunks).
-  int rank_layers(int r) const;
-  // Layers of a chunk of PP rank r before the cuts: the most any of its chunks holds.
-  int chunk_layers(int r) const;
+  int rank_layers(int r) const { return v * chunk_layers(r) - (r == 0 ? first_cut : 0) - (r == pp - 1 ? last_cut : 0); }
   // Most layers of any virtual stage.
   int max_stage_layers() const;
   int total_layers() const;

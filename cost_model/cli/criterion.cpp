@@ -69,8 +69,10 @@ Inputs resolve(const CriterionArgs& a) {
     if (a.cluster_time) in.cluster = ex.cluster;
     if (!a.micro_batch || !a.unit) {
       // The same search as `zeropp search`, `compare` and `report`: b and U of its winning ZeroPP plan.
-      const search::SearchResult result = search::run_search(ex, search::search_options(search::select_rows(ex, {})));
+      const search::SearchOptions options = search::search_options(search::select_rows(ex, {}));
+      const search::SearchResult result = search::run_search(ex, options);
       in.verdict = search::criterion_verdict(result);
+      search::judge_fp8(ex, options, *in.verdict);  // whether FP8 changes the answer (a second search)
       if (in.verdict->found) {
         const ParallelSpec& p = in.verdict->zeropp.parallel;
         in.b = p.micro_batch;

@@ -163,7 +163,8 @@ StudyReport build_study_report(const Experiment& experiment, const StudyOptions&
     r.criterion_unit = p.unit;
     r.criterion = analytic::criterion(analytic::criterion_input(experiment.model, p.micro_batch, p.unit));
     // The TP rule of the plan TP is compared with: the best 3D plan's (as `zeropp criterion --experiment`).
-    const CriterionVerdict verdict = criterion_verdict(searched);
+    CriterionVerdict verdict = criterion_verdict(searched);
+    judge_fp8(experiment, search_options(specs, options.compare), verdict);  // whether FP8 changes the answer
     r.criterion_tp_rule = verdict.tp_rule;
     if (!verdict.found) {
       r.criterion_tp_rule = tp_rule_of(std::nullopt);

@@ -2,6 +2,7 @@
 
 #include "cost_model/analytic/collectives.hpp"
 #include "cost_model/analytic/contention.hpp"
+#include "cost_model/analytic/fp8_cost.hpp"
 #include "cost_model/analytic/memory.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/analytic/stage_balance.hpp"
@@ -30,6 +31,7 @@ ActionCosts costs_from_plan(const Plan& plan) {
   act.tp = t;
   act.sequence_parallel = par.sequence_parallel;
   act.dtype = par.dtype;
+  act.fp8_inputs = analytic::fp8_saves_fp8_inputs(par);
   act.recompute = Recompute::none;
   // Activations and messages of a CP rank's s/cp tokens (spec/context_parallel.hpp).
   ModelSpec cp_copy;
@@ -45,6 +47,9 @@ ActionCosts costs_from_plan(const Plan& plan) {
   // their reduce-scatter) in the framework's reduce dtype.
   const FrameworkPrecision precision = framework_precision(par);
   const double param_bytes = analytic::element_bytes(precision.gather);
+  // On the wire and as held while gathered, with FP8 (analytic/fp8_cost.hpp); param_bytes without.
+  const double wire_bytes = analytic::gather_wire_bytes_per_param(plan, param_bytes);
+  const double held_bytes = analytic::held_bytes_per_gathered_param(plan, param_bytes);
   const double grad_bytes = analytic::element_bytes(precision.reduce);
   const bool is_sharded = dps.shard_group > 1;
   const analytic::Group zg = analytic::shard_group(par);
@@ -69,12 +74,12 @@ ActionCosts costs_from_plan(const Plan& plan) {
 
     const double stage_params = static_cast<double>(params.stage(vs).total());
     if (is_sharded) {
-      const double gathered = param_bytes * stage_params, grads = grad_bytes * stage_params;
+      const double gathered = wire_bytes * stage_params, grads = grad_bytes * stage_params;
       s.unshard = {analytic::collective_time(c, analytic::Collective::all_gather, zg.size, zg.stride, gathered),
                    gathered};
       s.reduce_grad = {analytic::collective_time(c, analytic::Collective::reduce_scatter, zg.size, zg.stride, grads),
                        grads};
-      s.gathered_param_bytes = gathered;
+      s.gathered_param_bytes = held_bytes * stage_params;
       s.grad_buffer_bytes = grads;
     }
     if (dg.size > 1) {

@@ -240,6 +240,39 @@ TEST(ExactSearch, ContextParallelEqualsBruteForce) {
   expect_pruned_equals_brute_force(ex, space, 10);
 }
 
+// Issue 20 item 4: FP8 training (spec/fp8.hpp) on H100, every plan in FP8 with its framework's recipe (TE for
+// Megatron, DeepSpeed and ZeroPP; torchao for FSDP2): the bounds hold for every plan and the pruned search is exact.
+TEST(ExactSearch, Fp8EqualsBruteForce) {
+  Experiment ex = testing::tiny_experiment();
+  ex.name = "tiny-fp8";
+  ex.cluster = load_cluster("dgx-h100");
+  ex.model.attention = AttentionKind::flash;
+  ex.model.hidden = 1024;
+  ex.model.seq_len = 1024;
+  ex.cluster.memory_bytes = 0.75 * (1 << 30);
+  ex.fp8 = true;
+  SpaceOptions space;
+  space.max_v = 2;
+  space.max_micro_batch = 2;
+  int plans = 0;
+  for_each_plan(ex, space, [&](const Plan& plan) {
+    ++plans;
+    ASSERT_TRUE(plan.parallel.fp8) << describe_plan(plan.parallel);
+    EXPECT_NO_THROW(validate(plan)) << describe_plan(plan.parallel);
+    const PlanBounds b = lower_bounds(plan);
+    const analytic::Estimate e = simulated_estimate(plan).estimate;
+    EXPECT_LE(b.time_s, e.time_s.iteration) << describe_plan(plan.parallel);
+    EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(plan.parallel);
+  });
+  EXPECT_GT(plans, 100);
+  SearchOptions o;
+  o.space = space;
+  const SearchResult r = run_search(ex, o);
+  EXPECT_GT(r.counts.feasible, 0);
+  EXPECT_GT(r.counts.over_memory, 0);
+  expect_pruned_equals_brute_force(ex, space, 10);
+}
+
 // Nothing fits anywhere: every strategy's closest plan is exact.
 TEST(ExactSearch, NothingFitsEqualsBruteForce) {
   SpaceOptions space;

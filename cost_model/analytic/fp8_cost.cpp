@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "cost_model/analytic/comm_volume.hpp"
 #include "cost_model/analytic/op_time.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/spec/strategy.hpp"
@@ -18,19 +17,12 @@ constexpr double kFp32Bytes = 4;
 constexpr double kTeFp8TensorsPerLinear = 5;
 constexpr double kLinearsPerLayer = 4;  // QKV, projection, MLP up (with gate), MLP down
 
-// The weight casts of one layer per micro-batch, as a share of one cast of all its weights (TE, fp8.hpp).
+// The weight casts of one layer per micro-batch, as a share of one cast of all its weights (TE, fp8.hpp): Megatron
+// passes is_first_microbatch and casts once per step; the other frameworks cast at every forward. (Not per ZeroPP
+// unit: the search shares one cost table across units, search.cpp CostsCache, and no ZeroPP code caching FP8
+// weights over a unit is known.)
 double te_weight_casts_per_micro_batch(const ParallelSpec& p) {
-  if (framework_of(p) == Framework::fsdp2) return 1;  // no is_first_microbatch: every forward casts
-  const DataParallelSync sync = data_parallel_sync(p);
-  const double B = p.micro_batches;
-  switch (sync.gather) {
-    case ParamGather::none:
-      return 1 / B;  // Megatron: cached over the step
-    case ParamGather::per_unit:
-      return unit_count(p.micro_batches, std::min(p.unit > 0 ? p.unit : p.micro_batches, p.micro_batches)) / B;
-    default:
-      return 1;  // gathered for every micro-batch
-  }
+  return framework_of(p) == Framework::megatron ? 1.0 / p.micro_batches : 1.0;
 }
 
 double linear_share_of_layer(const Plan& plan) {

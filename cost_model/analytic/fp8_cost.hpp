@@ -10,9 +10,9 @@
 //   a = e when the recipe reads the tensor once for its amax before casting (te_current, torchao_*), else 0.
 //   TransformerEngine (te_*): one cast + transpose of X in the forward, of dY in the backward (read e, write the FP8
 //     tensor and its FP8 transpose: 1 + 1), each a + e + 2; the weight likewise, a + e + 2 per weight element, once
-//     per cast of the weights: once per step under Megatron (cached over the micro-batches), once per gather under
-//     ZeRO-3 (per unit for ZeroPP, per micro-batch otherwise), every micro-batch under FSDP2 (llm-foundry passes no
-//     is_first_microbatch). The per-step and per-unit casts are spread evenly over the micro-batches.
+//     per step under Megatron (cached over the micro-batches: is_first_microbatch; spread evenly over them), every
+//     micro-batch under the other frameworks (no is_first_microbatch: llm-foundry under FSDP; DeepSpeed and
+//     ZeroPP as assumed in fp8.hpp).
 //   torchao (torchao_*): six casts per linear and micro-batch, each a + e + 1 (read, write FP8): forward X and W;
 //     backward dY twice (dgrad and wgrad operands), X and W again (it saves them in high precision). With
 //     fp8_all_gather the two W casts (forward and backward gathers) run on the GPU's shard before the gather: /shard.

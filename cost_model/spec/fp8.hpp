@@ -18,7 +18,7 @@
 //                       once, writing the FP8 tensor and its FP8 transpose (cast_transpose: Hopper's FP8 GEMM takes
 //                       only the TN layout, cuBLASLt documentation), and saves the FP8 transpose of X for wgrad.
 //                       Under Megatron the FP8 weight and its transpose are cached over the micro-batches of a step
-//                       (TELinear's is_first_microbatch); under ZeRO-3 gathers, once per gather.
+//                       (TELinear's is_first_microbatch); other frameworks pass none and cast at every forward.
 //   te_current          TransformerEngine Float8CurrentScaling (Megatron --fp8-recipe tensorwise, NeMo's "FP8-CS"):
 //                       as te_delayed but the scale is this tensor's own amax: one amax reduction pass (read) before
 //                       each cast; no amax history.

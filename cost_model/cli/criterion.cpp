@@ -194,6 +194,15 @@ int run(const CriterionArgs& args) {
           {"best_cp_plan",
            v.best_cp ? nlohmann::json(search::describe_plan(v.best_cp->parallel)) : nlohmann::json(nullptr)},
           {"sentence", v.cp_sentence}};
+      // FP8 (spec/fp8.hpp): whether the cluster runs it and whether the other precision's search changes the answer.
+      j["verdict"]["fp8"] = {
+          {"in_question", v.fp8_in_question},
+          {"changes_answer", v.fp8_changes_answer},
+          {"zeropp_plan", v.other_zeropp ? nlohmann::json(search::describe_plan(v.other_zeropp->parallel))
+                                         : nlohmann::json(nullptr)},
+          {"three_d_plan", v.other_three_d ? nlohmann::json(search::describe_plan(v.other_three_d->parallel))
+                                           : nlohmann::json(nullptr)},
+          {"sentence", v.fp8_sentence}};
     }
     if (t) {
       j["time"] = analytic::to_json(*t, in.cluster->name);

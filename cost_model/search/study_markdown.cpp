@@ -9,6 +9,7 @@
 #include "cost_model/search/criterion_verdict.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/search/study_report.hpp"
+#include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/provenance.hpp"
 
@@ -44,7 +45,7 @@ void experiment_section(std::string& md, const StudyReport& r) {
   md += fmt::format(
       "- Cluster `{}`: {} GPUs per node, {:.0f} GiB and {:.0f} TFLOP/s dense {} per GPU; per GPU {:.0f} GB/s "
       "intra-node, {:.1f} GB/s inter-node (GB = 1e9, one direction).\n",
-      c.name, c.gpus_per_node, c.memory_bytes / kGiB, c.peak(ex.dtype) / 1e12, to_string(ex.dtype),
+      c.name, c.gpus_per_node, c.memory_bytes / kGiB, c.peak(ex.dtype) / 1e12, dtype_label(ex.dtype, ex.fp8),
       c.intra.bandwidth / 1e9, c.inter.bandwidth / 1e9);
   md += fmt::format(
       "- Cluster figures: collectives {}, GEMM {} (nominal: spec sheets and assumed efficiencies; "
@@ -54,7 +55,7 @@ void experiment_section(std::string& md, const StudyReport& r) {
   const int nodes = (ex.gpus + c.gpus_per_node - 1) / c.gpus_per_node;
   md += fmt::format("- {} GPUs ({} node{}), global batch {} sequences x {} tokens = {} tokens per iteration, {}.\n\n",
                     ex.gpus, nodes, nodes == 1 ? "" : "s", ex.global_batch, m.seq_len,
-                    ex.global_batch * static_cast<long long>(m.seq_len), to_string(ex.dtype));
+                    ex.global_batch * static_cast<long long>(m.seq_len), dtype_label(ex.dtype, ex.fp8));
 }
 
 // "- Error band of ZeroPP vs 3D: ..." from the validation sets' leave-one-out errors (StudyReport::band).

@@ -238,10 +238,17 @@ TEST(Validation, MegatronCoreH100RowsLoadWithTheStatedAssumptions) {
     EXPECT_EQ(row.plan.model.attention_kind(), AttentionKind::flash) << row.name;
     EXPECT_EQ(row.plan.model.seq_len, 4096);
   }
-  // 70B: 84 layers / pp 2 = 42 per rank, even: v 2; 462B: 112 / 16 = 7: no interleaving. 192 x 2 / 48 = 8.
+  // Every pp > 1 row interleaved (Megatron-Core r0.8 overlaps p2p only so): 70B: 84 layers / pp 2 = 42 per rank,
+  // v 2 assumed; 119B: 92 / 4 = 23 per rank and 462B: 112 / 16 = 7, prime: one layer per virtual stage, v 23 and
+  // v 7, the interleaved schedule. 192 x 2 / 48 = 8 micro-batches.
   EXPECT_EQ(r.rows[4].plan.parallel.v, 2);
   EXPECT_EQ(r.rows[4].plan.parallel.micro_batches, 8);
-  EXPECT_EQ(r.rows[8].plan.parallel.v, 1);
+  EXPECT_EQ(r.rows[5].plan.parallel.v, 23);
+  EXPECT_EQ(r.rows[8].plan.parallel.v, 7);
+  for (const auto& row : r.rows)
+    EXPECT_EQ(row.plan.parallel.schedule,
+              row.plan.parallel.pp > 1 ? ScheduleKind::interleaved : ScheduleKind::one_f_one_b)
+        << row.name;
 }
 
 // Measured when written (issue 19, 2026-11-26, `zeropp validate --set <set>`; the framework's kernel_efficiency

@@ -171,8 +171,8 @@ const bool registered = register_command({
       auto a = std::make_shared<ValidateArgs>();
       sub.add_option("--set", a->set, "Validation set: name under configs/validation or JSON file");
       sub.add_option("--fit-framework", a->fit_framework,
-                     "megatron | deepspeed | fsdp2 | zeropp | fsdp1: fit one kernel_efficiency on every set of that framework "
-                     "and predict each set with the value fitted on the others");
+                     "megatron | deepspeed | fsdp2 | zeropp | fsdp1: fit one kernel_efficiency on every set of that "
+                     "framework (fsdp1 and fsdp2 together) and predict each set with the value fitted on the others");
       sub.add_flag("--check", a->check, "Exit 1 when the leave-one-out errors exceed the targets");
       sub.add_option("--max-mean", a->max_mean, "Target for the leave-one-out mean absolute error (default 0.05)")
           ->check(cli_checks::number_in(kRelativeError));

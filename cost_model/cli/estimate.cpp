@@ -322,7 +322,8 @@ const bool registered = register_command({
                      "framework's: megatron te_delayed, fsdp2 torchao_tensorwise)");
       sub.add_option("--fp8-all-gather", a->fp8_all_gather,
                      "true | false: FSDP2 all-gathers the linear weights in FP8 (torchao tensorwise; default false)");
-      sub.add_option("--framework", a->framework, "megatron | deepspeed | fsdp2 | zeropp (default: by strategy)");
+      sub.add_option("--framework", a->framework,
+                     "megatron | deepspeed | fsdp2 | zeropp | fsdp1 (default: by strategy)");
       sub.add_option("--tp-comm-overlap", a->tp_comm_overlap,
                      "none | userbuffers (Megatron/TransformerEngine, compute capability 9.0+) | async_tp (PyTorch, "
                      "torchtitan) | auto (what the framework runs on this GPU); default: the plan file's, else none");

@@ -25,7 +25,7 @@ void add_experiment_options(CLI::App& sub, ExperimentArgs& a) {
                  "te_delayed | te_current | torchao_tensorwise | torchao_rowwise with --dtype fp8 (default: each "
                  "plan's framework's)");
   sub.add_option("--framework", a.framework,
-                 "megatron | deepspeed | fsdp2 | zeropp: every plan's (default: each strategy's own)");
+                 "megatron | deepspeed | fsdp2 | zeropp | fsdp1: every plan's (default: each strategy's own)");
   add_seq_option(sub, a.seq);
 }
 

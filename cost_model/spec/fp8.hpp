@@ -35,8 +35,9 @@
 //
 // Which framework runs which recipe:
 //   megatron   te_delayed (default: Megatron-LM's --fp8-recipe default "delayed"), te_current
-//   fsdp2      torchao_tensorwise (default: torchtitan's float8 converter), torchao_rowwise, and te_delayed /
-//              te_current (PyTorch FSDP with TransformerEngine layers, as llm-foundry's amp_fp8 runs it)
+//   fsdp2      torchao_tensorwise (default: torchtitan's float8 converter), torchao_rowwise, te_delayed, te_current
+//   fsdp1      te_delayed (default), te_current: Composer's FSDP with TransformerEngine layers, as llm-foundry's
+//              amp_fp8 runs it; torchao refused (its float8 recipes and FP8 all-gather are documented for FSDP2)
 //   deepspeed, zeropp   te_delayed (default), te_current: an assumption, as framework.hpp assumes they run
 //              Megatron's kind of fused kernels; torchao is refused (their layers are not torch.nn.Linear swapped by
 //              torchao's converter in any code we know).

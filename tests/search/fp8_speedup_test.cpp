@@ -17,8 +17,8 @@ namespace zeropp::search {
 namespace {
 
 // Stated before looking as 10%; the model misses that on three of the five pairs and is not tuned to meet it. As
-// measured (this test's output, 2026-11-26): the modelled ratio is above the published one on every pair, by +7.9%
-// (1b-512) to +18.6% (3b-32768), mean 14.1%: the model overstates FP8's gain. Candidate causes, not modelled: the
+// measured (this test's output, 2026-11-26): the modelled ratio is above the published one on every pair, by +7.7%
+// (1b-512) to +18.6% (3b-32768), mean 13.9%: the model overstates FP8's gain. Candidate causes, not modelled: the
 // framework's fitted kernel_efficiency scales every operation alike, so overheads that do not shrink with the GEMMs
 // shrink with them here; FP8 GEMMs of these narrow layers (h = 2048-2560) reach less of the FP8 peak than the best
 // shape's 0.77 (the cited TileLang sweep falls to 0.59 at K = 2048, where bf16 loses less); and the bf16 prediction

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/analytic/fp8_cost.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/spec/error.hpp"
@@ -106,6 +107,9 @@ PlanComm plan_comm(const Plan& plan) {
   const DataParallelSync d = data_parallel_sync(par);
   const FrameworkPrecision precision = framework_precision(par);
   const double grad_bytes = element_bytes(precision.reduce), param_bytes = element_bytes(precision.gather);
+  // ZeRO-3 gathers of an FP8 plan with fp8_all_gather move the linear weights at 1 byte (fp8_cost.hpp; the layers'
+  // mix, applied to the embedding too); param_bytes otherwise.
+  const double gather_bytes = gather_wire_bytes_per_param(plan, param_bytes);
   // A DP sync sends the gradient twice (all-reduce), or once and the updated parameters once (ZeRO-1).
   const double dp_sync = d.mode == DpSyncMode::reduce_scatter ? grad_bytes + param_bytes : 2.0 * grad_bytes;
   if (d.gather == ParamGather::none) {
@@ -113,7 +117,7 @@ PlanComm plan_comm(const Plan& plan) {
     c.dp_per_param = dp_sync * ring_share(d.replicas);
   } else if (d.shard_spans_dp) {
     // Pure ZeRO-3: gather for F, gather for B, reduce-scatter after W, every micro-batch, over all replicas.
-    c.zero_per_param = B * (2.0 * param_bytes + grad_bytes) * ring_share(d.shard_group);
+    c.zero_per_param = B * (2.0 * gather_bytes + grad_bytes) * ring_share(d.shard_group);
   } else {
     const int z = par.z;
     double gathers = 2.0 * B, reduces = B;  // naive: per micro-batch
@@ -124,8 +128,8 @@ PlanComm plan_comm(const Plan& plan) {
       gathers = 2.0 * units;
       last_chunk_gathers = units;
     }
-    c.zero_per_param = (gathers * param_bytes + reduces * grad_bytes) * ring_share(z);
-    c.zero_last_chunk_per_param = (last_chunk_gathers * param_bytes + reduces * grad_bytes) * ring_share(z);
+    c.zero_per_param = (gathers * gather_bytes + reduces * grad_bytes) * ring_share(z);
+    c.zero_last_chunk_per_param = (last_chunk_gathers * gather_bytes + reduces * grad_bytes) * ring_share(z);
     // Across nodes, each GPU's shard: all-reduce (hybrid A) or reduce-scatter + all-gather (hybrid B).
     c.dp_per_param = dp_sync / z * ring_share(par.dp);
   }

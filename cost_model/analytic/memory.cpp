@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/analytic/fp8_cost.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/spec/error.hpp"
@@ -27,21 +28,30 @@ struct StoredPerToken {
   bool core_recomputed = false;  // selective recompute drops `core` (unfused only: flash has nothing to drop)
 };
 
-StoredPerToken stored_per_token(const ModelSpec& model, double e) {
+// Bytes per element of the output-projection input kept for backward: e; with FP8 inputs (x < e) FlashAttention
+// still keeps its bf16 output (`out`) and TransformerEngine adds its FP8 copy, unfused attention keeps the FP8 one.
+double proj_input_bytes(const ModelSpec& model, double e, double x) {
+  if (x == e) return e;
+  return model.attention_kind() == AttentionKind::flash ? e + x : x;
+}
+
+// x: bytes of an element of a linear layer's input saved for its backward (e, or 1 when TransformerEngine saves
+// the FP8 copy: fp8_cost.hpp).
+StoredPerToken stored_per_token(const ModelSpec& model, double e, double x) {
   const double h = model.hidden;
   const double q = static_cast<double>(model.kv_heads_or_heads()) * model.head_dim();
   const double f = model.ffn();
   const bool dropout = model.has_dropout();
   StoredPerToken st;
   st.replicated = 2 * e * h                            // inputs of the two norms
-                  + e * h                              // QKV input (first norm's output)
-                  + e * h;                             // MLP input (second norm's output)
+                  + x * h                              // QKV input (first norm's output)
+                  + x * h;                             // MLP input (second norm's output)
   if (dropout) st.replicated += 2 * kMaskBytes * h;    // masks after the attention and MLP outputs
   st.split = e * (h + q)                               // Q and K, the inputs of Q K^T
              + e * q                                   // V
-             + e * h;                                  // output-projection input
-  st.split += model.mlp == MlpKind::gelu ? 2 * e * f   // GeLU input, down-projection input
-                                         : 3 * e * f;  // gate output, up output, down-projection input
+             + proj_input_bytes(model, e, x) * h;      // output-projection input
+  st.split += model.mlp == MlpKind::gelu ? e * f + x * f       // GeLU input, down-projection input
+                                         : 2 * e * f + x * f;  // gate output, up output, down-projection input
   if (model.attention_kind() == AttentionKind::flash) {
     // FlashAttention saves Q, K, V, its output (the projection input above) and the log-sum-exp of every
     // softmax row (flash_attn_interface.py: save_for_backward(q, k, v, out, softmax_lse, rng_state)); its
@@ -54,6 +64,9 @@ StoredPerToken stored_per_token(const ModelSpec& model, double e) {
   }
   return st;
 }
+
+// Bytes of a saved linear-layer input element.
+double linear_input_bytes(const ActivationOptions& o, double e) { return o.fp8_inputs ? 1 : e; }
 
 void check_options(const ActivationOptions& o) {
   if (o.b < 1) throw SpecError("parallel.micro_batch", fmt::format("parallel.micro_batch={} must be >= 1", o.b));
@@ -114,7 +127,7 @@ double activation_bytes_per_layer(const ModelSpec& model, const ActivationOption
   const double sb = static_cast<double>(model.seq_len) * o.b;
   const bool sp = o.sequence_parallel && o.tp > 1;
   if (o.recompute == Recompute::full) return sb * e * model.hidden / (sp ? t : 1.0);
-  const StoredPerToken st = stored_per_token(model, e);
+  const StoredPerToken st = stored_per_token(model, e, linear_input_bytes(o, e));
   double per_token = st.replicated / (sp ? t : 1.0) + st.split / t;
   if (o.recompute == Recompute::none || !st.core_recomputed) per_token += st.core * model.heads / t;
   return sb * per_token;
@@ -132,17 +145,19 @@ SplitActivation split_activation_bytes_per_layer(const ModelSpec& model, const A
   const double n_up = model.mlp == MlpKind::swiglu ? 2 : 1;
   // Each weight matmul's W needs its input and its output gradient. Without SP, TP replicates the inputs of
   // the column-parallel layers (QKV, up) and the output gradients of the row-parallel ones (proj, down).
-  const double replicated = h       // QKV input
-                            + h     // projection output gradient
-                            + h     // up (and gate) input, shared
-                            + h;    // down output gradient
-  const double split = (h + 2 * q)  // QKV output gradient
-                       + h          // projection input
-                       + n_up * f   // up (and gate) output gradients
-                       + f;         // down input
+  // In bytes: the inputs at x (FP8 with TransformerEngine), the output gradients at e.
+  const double x = linear_input_bytes(o, e);
+  const double replicated = x * h       // QKV input
+                            + e * h     // projection output gradient
+                            + x * h     // up (and gate) input, shared
+                            + e * h;    // down output gradient
+  const double split = e * (h + 2 * q)  // QKV output gradient
+                       + x * h          // projection input (its FP8 copy, or the bf16 one)
+                       + e * n_up * f   // up (and gate) output gradients
+                       + x * f;         // down input
   SplitActivation a;
   a.until_b = activation_bytes_per_layer(model, o);
-  a.until_w = sb * e * (replicated / (sp ? t : 1.0) + split / t);
+  a.until_w = sb * (replicated / (sp ? t : 1.0) + split / t);
   return a;
 }
 
@@ -206,7 +221,9 @@ ModelStateBytes plan_model_states(const ParallelSpec& par, const DataParallelSyn
 double plan_buffers(const Plan& plan, const DataParallelSync& sync, const FrameworkPrecision& precision,
                     std::int64_t per_layer, const StageParams& rank) {
   const ParallelSpec& par = plan.parallel;
-  const double param_bytes = element_bytes(precision.gather), grad_bytes = element_bytes(precision.reduce);
+  // Gathered parameters as held (FP8 all-gather, TE's FP8 copies: fp8_cost.hpp).
+  const double param_bytes = held_bytes_per_gathered_param(plan, element_bytes(precision.gather));
+  const double grad_bytes = element_bytes(precision.reduce);
   const double psi = static_cast<double>(rank.total());
   const double chunk = psi / par.v;
   if (sync.gather == ParamGather::none) return 0;  // the full gradient buffer is the model state's `grads`
@@ -243,7 +260,8 @@ struct PlanActivations {
 
 PlanActivations plan_activations(const Plan& plan) {
   const ParallelSpec& par = plan.parallel;
-  const ActivationOptions opt{par.micro_batch, par.tp, par.sequence_parallel, par.recompute, par.dtype};
+  const ActivationOptions opt{par.micro_batch, par.tp,    par.sequence_parallel, par.recompute,
+                              par.dtype,       fp8_saves_fp8_inputs(par)};
   PlanActivations a;
   a.params = pipeline_params(plan.model, stage_layout(plan.model, par), par.tp);
   a.sync = data_parallel_sync(par);
@@ -272,7 +290,7 @@ MemoryBytes rank_memory(const Plan& plan, const PlanActivations& act, int pp_ran
 
   MemoryBytes mem;
   const ModelStateBytes states = plan_model_states(par, act.sync, act.per_param, static_cast<double>(rank.total()));
-  mem.params = states.params;
+  mem.params = states.params + fp8_state_bytes(plan, act.params.layout.rank_layers(pp_rank));
   mem.grads = states.grads;
   mem.optimizer = states.optimizer;
 

@@ -74,6 +74,8 @@ struct ActivationOptions {
   bool sequence_parallel = false;  // SP (only meaningful with t > 1)
   Recompute recompute = Recompute::none;
   Dtype dtype = Dtype::bf16;
+  // FP8 training with TransformerEngine: the linear layers' inputs are saved in FP8 (analytic/fp8_cost.hpp).
+  bool fp8_inputs = false;
 };
 
 // Bytes one GPU stores for one layer and one micro-batch between its forward and its backward.
@@ -111,7 +113,8 @@ double last_stage_extra_activation_bytes(const ModelSpec& model, const Activatio
 int in_flight_chunk_microbatches(ScheduleKind kind, int p, int v, int r, int B, int U);
 
 struct MemoryBytes {
-  double params = 0;       // parameters held (sharded or not), 16-bit or fp32 by framework
+  double params = 0;       // parameters held (sharded or not), 16-bit or fp32 by framework; with FP8, also what
+                           // its recipe keeps all step (fp8_cost.hpp: TE's FP8 weight cache, amax histories)
   double grads = 0;        // gradients held, 16-bit or fp32 by framework
   double optimizer = 0;    // fp32 Adam moments (+ master weights) held
   double activations = 0;  // in-flight micro-batches x activation per chunk, + stage extras, + with

@@ -9,6 +9,7 @@
 #include "cost_model/analytic/comm_volume.hpp"
 #include "cost_model/analytic/contention.hpp"
 #include "cost_model/analytic/flops.hpp"
+#include "cost_model/analytic/fp8_cost.hpp"
 #include "cost_model/analytic/op_time.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/analytic/stage_balance.hpp"
@@ -218,6 +219,11 @@ ActionCosts action_costs(const Plan& plan) {
   auto gemm_seconds = [&plan, sustain](const Gemm& x) {
     return gemm_time(plan.cluster, plan.parallel.dtype, x) / sustain;
   };
+  // The weight GEMMs of the layers: in FP8 for an FP8 plan (fp8_cost.hpp), else as every GEMM.
+  auto weight_seconds = [&plan, sustain](const Gemm& x) {
+    return (plan.parallel.fp8 ? fp8_gemm_time(plan.cluster, x) : gemm_time(plan.cluster, plan.parallel.dtype, x)) /
+           sustain;
+  };
 
   ActionCosts a;
   // Per chunk: the largest virtual stage of the split (all of them when it is even); costs_from_plan scales
@@ -232,7 +238,8 @@ ActionCosts action_costs(const Plan& plan) {
   const ModelSpec& local = cp_rank_model(m, par.cp, cp_copy);
   const LayerGemms g = layer_gemms(local, b, t);
   // Each weight GEMM three ways, each at its own shape (op_time.hpp): forward, input gradient, weight gradient.
-  const WeightGemmSeconds weights = weight_gemm_seconds(gemm_seconds, g);
+  const WeightGemmSeconds weights = weight_gemm_seconds(weight_seconds, g);
+  const Fp8CastBytes casts = fp8_layer_cast_bytes(plan, g);  // none without FP8
   KernelBytes k = layer_kernel_bytes(local, b, t, par.sequence_parallel, par.dtype);
   if (gemm_traffic_priced(c, par.dtype)) {  // the score GEMMs' own traffic is in their time already
     k.attention_fwd -= k.attention_gemm_fwd;
@@ -241,8 +248,8 @@ ActionCosts action_costs(const Plan& plan) {
   AttentionCoreSeconds core = attention_core_seconds(plan, g, peak, sustain, gemm_seconds);
   core.f *= par.cp;  // flash only (validate_context_parallel): no s x s score kernels to scale
   core.b *= par.cp;
-  const double layer_f = weights.forward + core.f + mem_seconds(k.tokens_fwd + k.attention_fwd);
-  const double layer_b = weights.dgrad + core.b + mem_seconds(k.tokens_bwd + k.attention_bwd);
+  const double layer_f = weights.forward + core.f + mem_seconds(k.tokens_fwd + k.attention_fwd + casts.forward);
+  const double layer_b = weights.dgrad + core.b + mem_seconds(k.tokens_bwd + k.attention_bwd + casts.backward);
   const double layer_w = weights.wgrad;
   double layer_rc = 0;
   if (par.recompute == Recompute::full) layer_rc = layer_f;
@@ -260,7 +267,7 @@ ActionCosts action_costs(const Plan& plan) {
   a.w = lc * layer_w;
   a.recompute = lc * layer_rc;
   // TP communication as the framework runs it, with what its overlap costs (tp_overlap.hpp), on s/cp tokens.
-  const TpLayerSeconds tp = tp_layer_seconds(plan, local, g, gemm_seconds);
+  const TpLayerSeconds tp = tp_layer_seconds(plan, local, g, weight_seconds);
   a.tp_f = lc * tp.forward;
   a.tp_b = lc * tp.backward;
   const CpSeconds cps = cp_layer_seconds(plan, local, core);

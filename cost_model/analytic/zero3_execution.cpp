@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cost_model/analytic/fp8_cost.hpp"
 #include "cost_model/analytic/op_time.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/spec/framework.hpp"
@@ -79,7 +80,9 @@ Zero3Seconds zero3_seconds(const Plan& plan, const Group& group, double params, 
   // own latency; one collective for the unit where the framework has no finer rule.
   const double layers = layer_params > 0 ? std::max(1.0, std::round(params / layer_params)) : 1.0;
   const double pieces = std::max(1.0, layers * copies.collectives_per_layer);
-  out.gather = pieces * collective_time(c, Collective::all_gather, group.size, group.stride, e * params / pieces) +
+  // FSDP2's FP8 all-gather moves the linear weights at one byte (fp8_cost.hpp); its casts' copies are not re-counted.
+  const double wire = gather_wire_bytes_per_param(plan, e);
+  out.gather = pieces * collective_time(c, Collective::all_gather, group.size, group.stride, wire * params / pieces) +
                memory_time(c, copies.gather_copy_in);
   // Gradients reduce-scattered per layer, or in buckets: a unit smaller than a bucket is its share of one bucket's
   // collective.

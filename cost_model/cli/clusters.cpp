@@ -105,7 +105,12 @@ void print_resolved(const ClusterSpec& c) {
   std::string peaks;
   for (const auto& [dtype, flops] : c.peak_flops)
     peaks += fmt::format("{}{} {:g}", peaks.empty() ? "" : ", ", to_string(dtype), flops / 1e12);
-  if (c.fp8_peak_flops > 0) peaks += fmt::format(", fp8 {:g} (listed only)", c.fp8_peak_flops / 1e12);
+  // FP8 trains the linear layers of --dtype fp8 plans where the table has a published FP8 GEMM rate (spec/fp8.hpp).
+  if (c.fp8_peak_flops > 0)
+    peaks += fmt::format(", fp8 {:g} ({})", c.fp8_peak_flops / 1e12,
+                         c.gpu && c.gpu->fp8_matmul_efficiency.known()
+                             ? fmt::format("FP8 GEMMs at {:g} of it", c.gpu->fp8_matmul_efficiency.value)
+                             : std::string("listed only: no published FP8 GEMM rate"));
   const double mib = c.memory_bytes / kMiB;
   // With an operation table the GPU's matmul efficiency (by shape) replaces gemm_efficiency (analytic/op_time.hpp).
   std::string gemm = c.gpu && c.gpu->matmul_efficiency.known()

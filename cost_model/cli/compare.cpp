@@ -19,6 +19,7 @@
 #include "cost_model/search/describe.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/names.hpp"
 
 namespace zeropp::cli {
@@ -57,7 +58,7 @@ std::optional<analytic::RunCost> row_run_cost(const search::CompareRow& r,
 void print_table(const Experiment& ex, const std::vector<search::CompareRow>& rows, const search::SearchResult& r,
                  const std::vector<std::string>& absent) {
   std::cout << fmt::format("{}: {} on {} GPUs of {}, global batch {} x {} tokens, {}\n\n", ex.name, ex.model.name,
-                           ex.gpus, ex.cluster.name, ex.global_batch, ex.model.seq_len, to_string(ex.dtype));
+                           ex.gpus, ex.cluster.name, ex.global_batch, ex.model.seq_len, dtype_label(ex.dtype, ex.fp8));
   std::cout << fmt::format(
       "{:<13} {:>3} {:>3} {:>3} {:>4} {:>2} {:>2} {:<5} {:>11} {:>2} {:>3} {:>5} {:>5} {:>9} {:>8} {:>8} {:>7} "
       "{:>6} {:>8} {:>8} {:>8} {:>8} {:>7}\n",
@@ -167,7 +168,7 @@ int run(const CompareArgs& args) {
                           {"cluster", ex.cluster.name},
                           {"gpus", ex.gpus},
                           {"global_batch", ex.global_batch},
-                          {"dtype", to_string(ex.dtype)}}},
+                          {"dtype", dtype_label(ex.dtype, ex.fp8)}}},
                         {"counts",
                          {{"enumerated", result.counts.enumerated},
                           {"simulated", result.counts.simulated},

@@ -69,8 +69,10 @@ Inputs resolve(const CriterionArgs& a) {
     if (a.cluster_time) in.cluster = ex.cluster;
     if (!a.micro_batch || !a.unit) {
       // The same search as `zeropp search`, `compare` and `report`: b and U of its winning ZeroPP plan.
-      const search::SearchResult result = search::run_search(ex, search::search_options(search::select_rows(ex, {})));
+      const search::SearchOptions options = search::search_options(search::select_rows(ex, {}));
+      const search::SearchResult result = search::run_search(ex, options);
       in.verdict = search::criterion_verdict(result);
+      search::judge_fp8(ex, options, *in.verdict);  // whether FP8 changes the answer (a second search)
       if (in.verdict->found) {
         const ParallelSpec& p = in.verdict->zeropp.parallel;
         in.b = p.micro_batch;
@@ -192,6 +194,15 @@ int run(const CriterionArgs& args) {
           {"best_cp_plan",
            v.best_cp ? nlohmann::json(search::describe_plan(v.best_cp->parallel)) : nlohmann::json(nullptr)},
           {"sentence", v.cp_sentence}};
+      // FP8 (spec/fp8.hpp): whether the cluster runs it and whether the other precision's search changes the answer.
+      j["verdict"]["fp8"] = {
+          {"in_question", v.fp8_in_question},
+          {"changes_answer", v.fp8_changes_answer},
+          {"zeropp_plan", v.other_zeropp ? nlohmann::json(search::describe_plan(v.other_zeropp->parallel))
+                                         : nlohmann::json(nullptr)},
+          {"three_d_plan", v.other_three_d ? nlohmann::json(search::describe_plan(v.other_three_d->parallel))
+                                           : nlohmann::json(nullptr)},
+          {"sentence", v.fp8_sentence}};
     }
     if (t) {
       j["time"] = analytic::to_json(*t, in.cluster->name);

@@ -27,6 +27,7 @@
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/stage_layout.hpp"
+#include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/strategy.hpp"
 
 namespace zeropp::cli {
@@ -34,7 +35,8 @@ namespace {
 
 struct EstimateArgs {
   std::string plan_file, model, cluster;
-  std::string strategy, schedule, recompute, grad_reduce, dtype, framework, tp_comm_overlap;
+  std::string strategy, schedule, recompute, grad_reduce, dtype, framework, tp_comm_overlap, fp8_recipe;
+  std::optional<bool> fp8_all_gather;
   std::optional<int> tp, pp, dp, z, zero_stage, v, micro_batch, micro_batches, unit, gpus;
   std::optional<int> first_stage_layers, last_stage_layers, cp;
   std::string cp_kind;
@@ -123,8 +125,17 @@ Plan build_plan(const EstimateArgs& a) {
     p.sequence_parallel = *a.sequence_parallel;
   else if (!from_file)
     p.sequence_parallel = p.tp > 1;
-  if (!a.dtype.empty()) p.dtype = dtype_from_string(a.dtype, "--dtype");
+  if (!a.dtype.empty()) {
+    const TrainingDtype d = training_dtype_from_string(a.dtype, "--dtype");
+    p.dtype = d.dtype;
+    p.fp8 = d.fp8;
+  }
   if (!a.framework.empty()) p.framework = framework_from_string(a.framework, "--framework");
+  if (!a.fp8_recipe.empty()) {
+    p.fp8_recipe = fp8_recipe_from_string(a.fp8_recipe, "--fp8-recipe");
+    if (!p.fp8) throw SpecError("--fp8-recipe", "--fp8-recipe needs --dtype fp8 (or a plan in fp8)");
+  }
+  if (a.fp8_all_gather) p.fp8_all_gather = *a.fp8_all_gather;
   if (a.tp_comm_overlap == "auto") {
     // What the plan's framework runs on this GPU when it can overlap at all (needs tp > 1 and SP).
     const TpCommOverlap kind = framework_tp_overlap(framework_of(p));
@@ -178,7 +189,11 @@ void print_table(const Plan& plan, const search::SimulatedEstimate& s) {
       "      tp={} pp={} dp={} z={} zero_stage={} v={} schedule={} b={} B={} U={} recompute={} "
       "sp={} tp_comm_overlap={} {}\n",
       p.tp, p.pp, p.dp, p.z, p.zero_stage, p.v, to_string(p.schedule), p.micro_batch, p.micro_batches, p.unit,
-      to_string(p.recompute), p.sequence_parallel ? "on" : "off", to_string(p.tp_comm_overlap), to_string(p.dtype));
+      to_string(p.recompute), p.sequence_parallel ? "on" : "off", to_string(p.tp_comm_overlap),
+      dtype_label(p.dtype, p.fp8));
+  if (const std::optional<Fp8Recipe> recipe = fp8_recipe_of(p))
+    std::cout << fmt::format("      fp8: linear-layer GEMMs in FP8, recipe {}{}\n", to_string(*recipe),
+                             p.fp8_all_gather ? ", FP8 all-gather of the linear weights" : "");
   if (p.pp > 1) std::cout << fmt::format("      layers per virtual stage: {}\n", describe(stage_layout(plan.model, p)));
   std::cout << (s.simulated ? "      time, bubble, exposed comm, peak memory and pp/zero bytes: schedule simulator\n\n"
                             : "      closed form\n\n");
@@ -301,7 +316,12 @@ const bool registered = register_command({
       sub.add_option("--recompute", a->recompute, "none | selective | full");
       sub.add_option("--grad-reduce", a->grad_reduce, "ZeroPP gradient reduction: per_unit | per_w");
       sub.add_option("--sequence-parallel", a->sequence_parallel, "true | false (default: on when tp > 1)");
-      sub.add_option("--dtype", a->dtype, "bf16 | fp16 | fp32");
+      sub.add_option("--dtype", a->dtype, "bf16 | fp16 | fp32 | fp8 (bf16 with FP8 linear layers: spec/fp8.hpp)");
+      sub.add_option("--fp8-recipe", a->fp8_recipe,
+                     "te_delayed | te_current | torchao_tensorwise | torchao_rowwise with --dtype fp8 (default: the "
+                     "framework's: megatron te_delayed, fsdp2 torchao_tensorwise)");
+      sub.add_option("--fp8-all-gather", a->fp8_all_gather,
+                     "true | false: FSDP2 all-gathers the linear weights in FP8 (torchao tensorwise; default false)");
       sub.add_option("--framework", a->framework,
                      "megatron | deepspeed | fsdp2 | zeropp | fsdp1 (default: by strategy)");
       sub.add_option("--tp-comm-overlap", a->tp_comm_overlap,

@@ -4,6 +4,7 @@
 
 #include "cost_model/options/cli_checks.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/provenance.hpp"
@@ -17,7 +18,12 @@ void add_experiment_options(CLI::App& sub, ExperimentArgs& a) {
   sub.add_option("--gpus", a.gpus, "Number of GPUs")->check(cli_checks::integer_in(1, limits::kGpus));
   sub.add_option("--global-batch", a.global_batch, "Sequences per iteration")
       ->check(cli_checks::integer_in(1, limits::kGlobalBatch));
-  sub.add_option("--dtype", a.dtype, "bf16 | fp16 | fp32 (default bf16, or the experiment's)");
+  sub.add_option("--dtype", a.dtype,
+                 "bf16 | fp16 | fp32 | fp8 (default bf16, or the experiment's); fp8: every plan trains its linear "
+                 "layers in FP8 (spec/fp8.hpp)");
+  sub.add_option("--fp8-recipe", a.fp8_recipe,
+                 "te_delayed | te_current | torchao_tensorwise | torchao_rowwise with --dtype fp8 (default: each "
+                 "plan's framework's)");
   sub.add_option("--framework", a.framework,
                  "megatron | deepspeed | fsdp2 | zeropp | fsdp1: every plan's (default: each strategy's own)");
   add_seq_option(sub, a.seq);
@@ -48,8 +54,17 @@ Experiment load_experiment_args(const ExperimentArgs& a, const std::string& defa
     ex.global_batch = a.global_batch;
   }
   // Either form: --dtype overrides the experiment's (an unknown name is an error, never ignored).
-  if (!a.dtype.empty()) ex.dtype = dtype_from_string(a.dtype, "--dtype");
+  if (!a.dtype.empty()) {
+    const TrainingDtype d = training_dtype_from_string(a.dtype, "--dtype");
+    ex.dtype = d.dtype;
+    ex.fp8 = d.fp8;
+  }
   if (!a.framework.empty()) ex.framework = framework_from_string(a.framework, "--framework");
+  if (!a.fp8_recipe.empty()) {
+    ex.fp8_recipe = fp8_recipe_from_string(a.fp8_recipe, "--fp8-recipe");
+    if (!ex.fp8) throw SpecError("--fp8-recipe", "--fp8-recipe needs --dtype fp8 (or an experiment in fp8)");
+  }
+  if (ex.fp8) validate(ex);  // the cluster's FP8 rate, the recipe (spec/fp8.hpp)
   return ex;
 }
 

@@ -12,7 +12,7 @@
 namespace zeropp::cli {
 
 struct ExperimentArgs {
-  std::string experiment, model, cluster, dtype, framework;
+  std::string experiment, model, cluster, dtype, framework, fp8_recipe;
   int gpus = 0;
   long long global_batch = 0;
   int seq = 0;  // --seq; 0: the model file's

@@ -27,6 +27,7 @@
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/limits.hpp"
+#include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/strategy.hpp"
 
@@ -101,7 +102,7 @@ void print_table(const search::SearchResult& r, int top) {
   const search::SearchCounts& n = r.counts;
   std::cout << fmt::format("search: {} on {} GPUs of {} ({} per node), global batch {} x {} tokens, {}\n",
                            ex.model.name, ex.gpus, ex.cluster.name, ex.cluster.gpus_per_node, ex.global_batch,
-                           ex.model.seq_len, to_string(ex.dtype));
+                           ex.model.seq_len, dtype_label(ex.dtype, ex.fp8));
   const bool sim = r.ranked_by == "simulated";
   std::cout << fmt::format(
       "plans: {} enumerated (the whole space); {} refused by the plan rules; not {}: {} that cannot fit (memory "
@@ -193,7 +194,7 @@ int run(SearchArgs& a) {
     j["schema"] = kSchemaVersion;
     j["command"] = "search";
     j["experiment"] = {{"name", ex.name}, {"model", ex.model.name},          {"cluster", ex.cluster.name},
-                       {"gpus", ex.gpus}, {"global_batch", ex.global_batch}, {"dtype", to_string(ex.dtype)}};
+                       {"gpus", ex.gpus}, {"global_batch", ex.global_batch}, {"dtype", dtype_label(ex.dtype, ex.fp8)}};
     std::cout << j.dump(2) << "\n";
   } else {
     print_table(r, a.top);

@@ -4,6 +4,8 @@
 
 #include "cost_model/search/compare.hpp"
 #include "cost_model/search/describe.hpp"
+#include "cost_model/spec/error.hpp"
+#include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/names.hpp"
 
 namespace zeropp::search {
@@ -184,6 +186,57 @@ CriterionVerdict criterion_verdict(const SearchResult& r) {
   judge_cp(r, v);
   v.paragraph = text + v.cp_sentence;
   return v;
+}
+
+void judge_fp8(const Experiment& ex, const SearchOptions& options, CriterionVerdict& v) {
+  // Whether the cluster runs FP8 at all (spec/fp8.hpp): the recipe-free checks of a Megatron plan.
+  ParallelSpec probe;
+  probe.strategy = Strategy::three_d;
+  probe.fp8 = true;
+  try {
+    validate_fp8(probe, ex.cluster, "experiment");
+  } catch (const SpecError& e) {
+    v.fp8_sentence = fmt::format(" FP8 is not in question: {}.", e.what());
+    v.paragraph += v.fp8_sentence;
+    return;
+  }
+  v.fp8_in_question = true;
+  Experiment other = ex;
+  other.fp8 = !ex.fp8;
+  if (!other.fp8) other.fp8_recipe.reset();
+  const SearchResult r = run_search(other, options);
+  v.other_zeropp = faster_of(family(r, "zeropp_a").best, family(r, "zeropp_b").best);
+  v.other_three_d = family(r, "3d").best;
+  const char* there = other.fp8 ? "In FP8 (linear layers in FP8, each framework's recipe)" : "In bf16";
+  const char* here = ex.fp8 ? "FP8" : "bf16";
+  if (!v.other_zeropp) {
+    v.fp8_changes_answer = v.found;
+    v.fp8_sentence = fmt::format(" {} no ZeroPP plan (cp = 1) fits in memory: {} the answer.", there,
+                                 v.found ? "that changes" : "that does not change");
+    v.paragraph += v.fp8_sentence;
+    return;
+  }
+  const double tz = v.other_zeropp->estimate.time_s.iteration;
+  const bool prefers_zeropp = !v.other_three_d || tz < v.other_three_d->estimate.time_s.iteration;
+  v.fp8_changes_answer = !v.found || prefers_zeropp != v.search_prefers_zeropp;
+  std::string versus = v.other_three_d ? fmt::format("the best 3D plan {} at {:.3f} s",
+                                                      describe_plan(v.other_three_d->parallel),
+                                                      v.other_three_d->estimate.time_s.iteration)
+                                       : std::string("no 3D plan (cp = 1) that fits");
+  std::string speedups;
+  if (v.found) {
+    speedups = fmt::format("; ZeroPP's best {:.3f} s in {} against {:.3f} s", v.zeropp.estimate.time_s.iteration, here,
+                           tz);
+    if (v.three_d && v.other_three_d)
+      speedups += fmt::format(", 3D's {:.3f} s against {:.3f} s", v.three_d->estimate.time_s.iteration,
+                              v.other_three_d->estimate.time_s.iteration);
+  }
+  v.fp8_sentence = fmt::format(" {} the fastest ZeroPP plan is {} at {:.3f} s against {}: ZeroPP {} there, so FP8 {} "
+                               "the answer{}.",
+                               there, describe_plan(v.other_zeropp->parallel), tz, versus,
+                               prefers_zeropp ? "wins" : "loses", v.fp8_changes_answer ? "changes" : "does not change",
+                               speedups);
+  v.paragraph += v.fp8_sentence;
 }
 
 }  // namespace zeropp::search

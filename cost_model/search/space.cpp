@@ -8,6 +8,7 @@
 #include "cost_model/schedule/budget.hpp"
 #include "cost_model/search/stage_splits.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/limits.hpp"
 
@@ -116,6 +117,16 @@ void check(const Experiment& ex, const SpaceOptions& options) {
   if (options.min_cp_tokens < 1)
     throw SpecError("search.min_cp_tokens",
                     fmt::format("search.min_cp_tokens={} must be >= 1", options.min_cp_tokens));
+  // An FP8 recipe every searched strategy's framework must run (spec/fp8.hpp).
+  for (Strategy strategy : options.strategies.empty() ? all_strategies() : options.strategies) {
+    ParallelSpec p;
+    p.strategy = strategy;
+    p.framework = ex.framework;
+    p.dtype = ex.dtype;
+    p.fp8 = ex.fp8;
+    p.fp8_recipe = ex.fp8_recipe;
+    validate_fp8(p, ex.cluster, "experiment");
+  }
   // Bounded like the plans they generate.
   check_at_most("search", "max_v", options.max_v, limits::kLayers);
   check_at_most("search", "max_micro_batch", options.max_micro_batch, limits::kMicroBatch);
@@ -143,6 +154,8 @@ void for_each_layout(const Experiment& ex, const SpaceOptions& options,
   ParallelSpec& p = plan.parallel;
   p.dtype = ex.dtype;
   p.framework = ex.framework;
+  p.fp8 = ex.fp8;  // every plan in FP8 when the experiment says so (spec/fp8.hpp)
+  p.fp8_recipe = ex.fp8_recipe;
 
   for (Strategy s : strategies) {
     const StrategyTraits& t = traits(s);

@@ -9,6 +9,7 @@
 #include "cost_model/search/criterion_verdict.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/search/study_report.hpp"
+#include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/provenance.hpp"
 
@@ -44,7 +45,7 @@ void experiment_section(std::string& md, const StudyReport& r) {
   md += fmt::format(
       "- Cluster `{}`: {} GPUs per node, {:.0f} GiB and {:.0f} TFLOP/s dense {} per GPU; per GPU {:.0f} GB/s "
       "intra-node, {:.1f} GB/s inter-node (GB = 1e9, one direction).\n",
-      c.name, c.gpus_per_node, c.memory_bytes / kGiB, c.peak(ex.dtype) / 1e12, to_string(ex.dtype),
+      c.name, c.gpus_per_node, c.memory_bytes / kGiB, c.peak(ex.dtype) / 1e12, dtype_label(ex.dtype, ex.fp8),
       c.intra.bandwidth / 1e9, c.inter.bandwidth / 1e9);
   md += fmt::format(
       "- Cluster figures: collectives {}, GEMM {} (nominal: spec sheets and assumed efficiencies; "
@@ -54,7 +55,7 @@ void experiment_section(std::string& md, const StudyReport& r) {
   const int nodes = (ex.gpus + c.gpus_per_node - 1) / c.gpus_per_node;
   md += fmt::format("- {} GPUs ({} node{}), global batch {} sequences x {} tokens = {} tokens per iteration, {}.\n\n",
                     ex.gpus, nodes, nodes == 1 ? "" : "s", ex.global_batch, m.seq_len,
-                    ex.global_batch * static_cast<long long>(m.seq_len), to_string(ex.dtype));
+                    ex.global_batch * static_cast<long long>(m.seq_len), dtype_label(ex.dtype, ex.fp8));
 }
 
 // "- Error band of ZeroPP vs 3D: ..." from the validation sets' leave-one-out errors (StudyReport::band).
@@ -211,10 +212,9 @@ void table_section(std::string& md, const StudyReport& r) {
   md +=
       " sent GB: bytes sent per GPU per iteration (GB = 1e9); GiB = 2^30 bytes. B is micro-batches per pipeline; "
       "3d, zero3 (tp = 1), the pipeline rows and zeropp_a/b have no context parallelism (cp = 1), fsdp_tp is ZeRO-3 "
-      "with tp > 1 (FSDP2 + TP), a _cp row its strategy with cp > 1; vs 3D is against the 3d row; FP8 is not "
-      "modelled; the winner is in bold. A row that does not fit shows the plan that misses memory by least, with its "
-      "memory "
-      "only.\n\n";
+      "with tp > 1 (FSDP2 + TP), a _cp row its strategy with cp > 1; vs 3D is against the 3d row; every plan in the "
+      "experiment's dtype (fp8: linear layers in FP8, spec/fp8.hpp); the winner is in bold. A row that does not "
+      "fit shows the plan that misses memory by least, with its memory only.\n\n";
 }
 
 // The simulated peak of each row by part, and when it occurs (PeakBreakdown): the memory figure's numbers.

@@ -11,6 +11,7 @@
 #include "cost_model/simulate/costs_from_plan.hpp"
 #include "cost_model/simulate/simulator.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/provenance.hpp"
 #include "cost_model/spec/strategy.hpp"
@@ -65,7 +66,8 @@ void validate_for_gpu(StudyReport& r, const StudyOptions& options) {
           "no published validation set is for this GPU (`{}`: {:g} TFLOP/s {}, {:.1f} GiB): the model's figures "
           "for it are not checked against any published run",
           r.experiment.cluster.name, r.experiment.cluster.peak(r.experiment.dtype) / 1e12,
-          to_string(r.experiment.dtype), r.experiment.cluster.memory_bytes / (1024.0 * 1024 * 1024)));
+          dtype_label(r.experiment.dtype, r.experiment.fp8),
+          r.experiment.cluster.memory_bytes / (1024.0 * 1024 * 1024)));
   }
   for (const std::string& set : sets) {
     CachedValidation c = cross_validated(set, options.validation_cache, options.revalidate);
@@ -94,7 +96,7 @@ std::string flop_convention(const StudyReport& r) {
       "MFU counts model FLOPs only (no recomputation) over iteration time x GPUs x the dense {} peak of {:g} "
       "TFLOP/s per GPU (analytic/estimate.hpp, Throughput). A multiply-add is 2 FLOPs; attention counts the full "
       "s x s score matrix, as Megatron-LM does.",
-      to_string(r.experiment.dtype), c.peak(r.experiment.dtype) / 1e12);
+      dtype_label(r.experiment.dtype, r.experiment.fp8), c.peak(r.experiment.dtype) / 1e12);
   for (const CachedValidation& v : r.validations)
     text += fmt::format(" The {} set's published TFLOP/s per GPU count {}.", v.name,
                         v.report.flops == PublishedFlops::model
@@ -163,7 +165,8 @@ StudyReport build_study_report(const Experiment& experiment, const StudyOptions&
     r.criterion_unit = p.unit;
     r.criterion = analytic::criterion(analytic::criterion_input(experiment.model, p.micro_batch, p.unit));
     // The TP rule of the plan TP is compared with: the best 3D plan's (as `zeropp criterion --experiment`).
-    const CriterionVerdict verdict = criterion_verdict(searched);
+    CriterionVerdict verdict = criterion_verdict(searched);
+    judge_fp8(experiment, search_options(specs, options.compare), verdict);  // whether FP8 changes the answer
     r.criterion_tp_rule = verdict.tp_rule;
     if (!verdict.found) {
       r.criterion_tp_rule = tp_rule_of(std::nullopt);
@@ -203,7 +206,7 @@ nlohmann::json to_json(const StudyReport& r) {
                      {"gpus", ex.gpus},
                      {"global_batch", ex.global_batch},
                      {"seq_len", ex.model.seq_len},
-                     {"dtype", to_string(ex.dtype)},
+                     {"dtype", dtype_label(ex.dtype, ex.fp8)},
                      {"gpu_memory_bytes", ex.cluster.memory_bytes}};
   j["verdict"] = {{"winner", optional_index(r, r.winner)},
                   {"best_zeropp", optional_index(r, r.best_zeropp)},

@@ -2,6 +2,7 @@
 
 #include "cost_model/analytic/collectives.hpp"
 #include "cost_model/analytic/contention.hpp"
+#include "cost_model/analytic/fp8_cost.hpp"
 #include "cost_model/analytic/memory.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/analytic/stage_balance.hpp"
@@ -31,6 +32,7 @@ ActionCosts costs_from_plan(const Plan& plan) {
   act.tp = t;
   act.sequence_parallel = par.sequence_parallel;
   act.dtype = par.dtype;
+  act.fp8_inputs = analytic::fp8_saves_fp8_inputs(par);
   act.recompute = Recompute::none;
   // Activations and messages of a CP rank's s/cp tokens (spec/context_parallel.hpp).
   ModelSpec cp_copy;
@@ -46,6 +48,9 @@ ActionCosts costs_from_plan(const Plan& plan) {
   // their reduce-scatter) in the framework's reduce dtype.
   const FrameworkPrecision precision = framework_precision(par);
   const double param_bytes = analytic::element_bytes(precision.gather);
+  // On the wire and as held while gathered, with FP8 (analytic/fp8_cost.hpp); param_bytes without.
+  const double wire_bytes = analytic::gather_wire_bytes_per_param(plan, param_bytes);
+  const double held_bytes = analytic::held_bytes_per_gathered_param(plan, param_bytes);
   const double grad_bytes = analytic::element_bytes(precision.reduce);
   const bool is_sharded = dps.shard_group > 1;
   const double layer_params = static_cast<double>(analytic::layer_params_per_tp_rank(m, t).total());
@@ -71,7 +76,7 @@ ActionCosts costs_from_plan(const Plan& plan) {
 
     const double stage_params = static_cast<double>(params.stage(vs).total());
     if (is_sharded) {
-      const double gathered = param_bytes * stage_params, grads = grad_bytes * stage_params;
+      const double gathered = wire_bytes * stage_params, grads = grad_bytes * stage_params;
       // As the framework executes them (analytic/zero3_execution.hpp, as the closed form): copies on the compute
       // stream are in a.f / a.b where the unit is gathered per micro-batch, else they follow the gather / precede
       // the reduce-scatter.
@@ -79,7 +84,7 @@ ActionCosts costs_from_plan(const Plan& plan) {
       const bool per_unit = dps.gather == ParamGather::per_unit;
       s.unshard = {z3.gather + (per_unit ? z3.forward_copies : 0), gathered};
       s.reduce_grad = {z3.reduce_scatter + (per_unit ? z3.backward_copies - z3.forward_copies : 0), grads};
-      s.gathered_param_bytes = gathered;
+      s.gathered_param_bytes = held_bytes * stage_params;
       s.grad_buffer_bytes = grads;
     }
     if (dg.size > 1) {

@@ -101,8 +101,8 @@ struct ClusterSpec {
   int nodes = 1;
   int gpus_per_node = 8;
   std::map<Dtype, double> peak_flops;  // dense peak per GPU per dtype
-  // Dense FP8 peak per GPU, FLOP/s; 0 = not stated. Listed (`zeropp clusters`), not used: FP8 training is not
-  // modelled, so FP8 is no training dtype.
+  // Dense FP8 peak per GPU, FLOP/s; 0 = not stated. The peak of FP8 training's linear-layer GEMMs (spec/fp8.hpp,
+  // analytic/fp8_cost.hpp); FP8 is not a Dtype: an FP8 plan keeps bf16 everywhere else.
   double fp8_peak_flops = 0;
   double memory_bytes = 0;  // per GPU
   // HBM bandwidth per GPU, bytes/s (spec sheet). Times the memory-bound kernels of a layer (norms, softmax,

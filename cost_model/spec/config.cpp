@@ -28,7 +28,9 @@
 //            micro_batches      B, micro-batches per pipeline per iteration; --global-batch-size = b*B*z*dp
 //            recompute          "selective" = --recompute-activations, "full" = --recompute-granularity full
 //            sequence_parallel  --sequence-parallel
-//            dtype              "bf16" = --bf16, "fp16" = --fp16
+//            dtype              "bf16" = --bf16, "fp16" = --fp16, "fp8" = --bf16 --fp8-format hybrid (spec/fp8.hpp)
+//            fp8_recipe         te_delayed = --fp8-recipe delayed, te_current = --fp8-recipe tensorwise; torchao_*
+//                               for FSDP2 (torchtitan's float8 converter); fp8_all_gather its FSDP FP8 all-gather
 //            reduce_dtype       "bf16" with framework megatron = --grad-reduce-in-bf16 (default fp32 with bf16)
 //            unit, allow_ragged_units, grad_reduce, strategy, schedule, framework: ZeroPP/toolkit terms, no
 //                               Megatron flag
@@ -44,6 +46,7 @@
 #include "cost_model/spec/cluster_warnings.hpp"
 #include "cost_model/spec/diagnostics.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/hf_config.hpp"
 #include "cost_model/spec/json_fields.hpp"
 #include "cost_model/spec/json_reader.hpp"
@@ -130,7 +133,8 @@ nlohmann::json to_json(const Plan& plan) {
 
 Experiment experiment_from_json(const nlohmann::json& j, const fs::path& base_dir, const ModelOptions& options) {
   const detail::Fields f(j, "experiment",
-                         {"name", "model", "cluster", "gpus", "global_batch", "strategies", "dtype", "framework"});
+                         {"name", "model", "cluster", "gpus", "global_batch", "strategies", "dtype", "framework",
+                          "fp8_recipe"});
   Experiment e;
   e.name = f.string("name", "");
   e.model = model_from_value(f.at("model"), base_dir, options);
@@ -145,7 +149,13 @@ Experiment experiment_from_json(const nlohmann::json& j, const fs::path& base_di
       e.strategies.push_back(strategy_from_string(detail::as_string(list[i], path), path));
     }
   }
-  if (f.has("dtype")) e.dtype = dtype_from_string(f.string("dtype"), f.path_of("dtype"));
+  if (f.has("dtype")) {
+    const TrainingDtype d = training_dtype_from_string(f.string("dtype"), f.path_of("dtype"));
+    e.dtype = d.dtype;
+    e.fp8 = d.fp8;
+  }
+  if (f.has("fp8_recipe"))
+    e.fp8_recipe = fp8_recipe_from_string(f.string("fp8_recipe"), f.path_of("fp8_recipe"));
   if (f.has("framework")) e.framework = framework_from_string(f.string("framework"), f.path_of("framework"));
   validate(e);
   return e;
@@ -160,8 +170,9 @@ nlohmann::json to_json(const Experiment& e) {
                       {"gpus", e.gpus},
                       {"global_batch", e.global_batch},
                       {"strategies", strategies},
-                      {"dtype", to_string(e.dtype)}};
+                      {"dtype", dtype_label(e.dtype, e.fp8)}};
   if (e.framework) j["framework"] = to_string(*e.framework);  // absent: by strategy
+  if (e.fp8_recipe) j["fp8_recipe"] = to_string(*e.fp8_recipe);  // absent: by framework
   return j;
 }
 

@@ -34,6 +34,10 @@ struct Experiment {
   long long global_batch = 0;        // sequences per iteration
   std::vector<Strategy> strategies;  // empty = all
   Dtype dtype = Dtype::bf16;
+  // FP8 training ("dtype": "fp8"): every plan of the experiment trains its linear layers in FP8 (spec/fp8.hpp), with
+  // fp8_recipe or each plan's framework's default.
+  bool fp8 = false;
+  std::optional<Fp8Recipe> fp8_recipe;
   std::optional<Framework> framework;  // every plan's; absent: each strategy's own (strategy.hpp)
 
   friend bool operator==(const Experiment&, const Experiment&) = default;

@@ -24,11 +24,12 @@ struct EntryRule {
 };
 
 constexpr NumberRange kFraction{1e-6, 1, false};
-constexpr std::array<EntryRule, 8> kEntries{{
+constexpr std::array<EntryRule, 9> kEntries{{
     {"sm_count", &GpuOps::sm_count, {1, 1e5, false}},
     {"compute_capability", &GpuOps::compute_capability, {1, 100, false}},
     {"nccl_contention", &GpuOps::nccl_contention, kFraction},
     {"matmul_efficiency", &GpuOps::matmul_efficiency, kFraction},
+    {"fp8_matmul_efficiency", &GpuOps::fp8_matmul_efficiency, kFraction},
     {"gemm_tile_rows", &GpuOps::gemm_tile_rows, {1, 4096, false}},
     {"gemm_tile_cols", &GpuOps::gemm_tile_cols, {1, 4096, false}},
     {"hbm_efficiency", &GpuOps::hbm_efficiency, kFraction},
@@ -64,8 +65,9 @@ AttentionTable attention_from_json(const nlohmann::json& j, const std::string& p
 
 GpuOps gpu_ops_from_json(const nlohmann::json& j, const std::string& field) {
   const detail::Fields f(j, field,
-                         {"sm_count", "compute_capability", "nccl_contention", "matmul_efficiency", "gemm_tile_rows",
-                          "gemm_tile_cols", "hbm_efficiency", "power_limit_w", "attention"});
+                         {"sm_count", "compute_capability", "nccl_contention", "matmul_efficiency",
+                          "fp8_matmul_efficiency", "gemm_tile_rows", "gemm_tile_cols", "hbm_efficiency",
+                          "power_limit_w", "attention"});
   GpuOps ops;
   for (const EntryRule& rule : kEntries)
     if (f.has(rule.name)) ops.*rule.member = entry_from_json(f.at(rule.name), f.path_of(rule.name));

@@ -72,6 +72,10 @@ struct GpuOps {
   // Largest achievable bf16/fp16 matmul rate over the dense peak (the best shape of a sweep: Maximum Achievable
   // Matmul FLOPS). Unknown: the profile's gemm_efficiency (or gemm_table) prices every GEMM as before.
   OpEntry matmul_efficiency;
+  // The same for FP8 GEMMs (E4M3/E5M2 inputs, bf16 output, fp32 accumulation) over the dense FP8 peak
+  // (cluster.peak_tflops.fp8), from published FP8 kernel figures (the profile cites them). Unknown: FP8 training is
+  // refused on this profile (spec/fp8.hpp).
+  OpEntry fp8_matmul_efficiency;
   // The output tile of the matmul kernels whose tile and wave quantization prices a GEMM's shape (rows x cols of
   // the output per thread block, one block per SM at a time). Unknown: no quantization.
   OpEntry gemm_tile_rows;

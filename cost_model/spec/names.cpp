@@ -60,6 +60,11 @@ constexpr Table<TpCommOverlap, 3> kTpCommOverlaps{{{TpCommOverlap::none, "none"}
                                                    {TpCommOverlap::userbuffers, "userbuffers"},
                                                    {TpCommOverlap::async_tp, "async_tp"}}};
 
+constexpr Table<Fp8Recipe, 4> kFp8Recipes{{{Fp8Recipe::te_delayed, "te_delayed"},
+                                           {Fp8Recipe::te_current, "te_current"},
+                                           {Fp8Recipe::torchao_tensorwise, "torchao_tensorwise"},
+                                           {Fp8Recipe::torchao_rowwise, "torchao_rowwise"}}};
+
 template <typename E, std::size_t N>
 std::string name_of(const Table<E, N>& table, E value) {
   for (const auto& [e, name] : table)
@@ -90,6 +95,7 @@ std::string to_string(CpKind v) { return name_of(kCpKinds, v); }
 std::string to_string(Framework v) { return name_of(kFrameworks, v); }
 std::string to_string(Provenance v) { return name_of(kProvenances, v); }
 std::string to_string(TpCommOverlap v) { return name_of(kTpCommOverlaps, v); }
+std::string to_string(Fp8Recipe v) { return name_of(kFp8Recipes, v); }
 
 Dtype dtype_from_string(std::string_view s, const std::string& field) { return parse(kDtypes, s, field); }
 Device device_from_string(std::string_view s, const std::string& field) { return parse(kDevices, s, field); }
@@ -111,5 +117,6 @@ Provenance provenance_from_string(std::string_view s, const std::string& field) 
 TpCommOverlap tp_comm_overlap_from_string(std::string_view s, const std::string& field) {
   return parse(kTpCommOverlaps, s, field);
 }
+Fp8Recipe fp8_recipe_from_string(std::string_view s, const std::string& field) { return parse(kFp8Recipes, s, field); }
 
 }  // namespace zeropp

@@ -3,6 +3,7 @@
 
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/json_fields.hpp"
 #include "cost_model/spec/limits.hpp"
@@ -59,7 +60,9 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
                           "first_stage_layers",
                           "last_stage_layers",
                           "cp",
-                          "cp_kind"});
+                          "cp_kind",
+                          "fp8_recipe",
+                          "fp8_all_gather"});
   ParallelSpec p;
   p.strategy = strategy_from_string(f.string("strategy"), f.path_of("strategy"));
   p.tp = f.integer("tp", 1);
@@ -78,7 +81,12 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
   p.allow_ragged_units = f.boolean("allow_ragged_units", true);
   if (f.has("recompute")) p.recompute = recompute_from_string(f.string("recompute"), f.path_of("recompute"));
   p.sequence_parallel = f.boolean("sequence_parallel", false);
-  if (f.has("dtype")) p.dtype = dtype_from_string(f.string("dtype"), f.path_of("dtype"));
+  if (f.has("dtype")) {
+    const TrainingDtype d = training_dtype_from_string(f.string("dtype"), f.path_of("dtype"));
+    p.dtype = d.dtype;
+    p.fp8 = d.fp8;
+  }
+  p.fp8_all_gather = f.boolean("fp8_all_gather", false);
   if (f.has("grad_reduce")) p.grad_reduce = grad_reduce_from_string(f.string("grad_reduce"), f.path_of("grad_reduce"));
   p.overlap_grad_reduce = f.boolean("overlap_grad_reduce", true);
   p.overlap_param_gather = f.boolean("overlap_param_gather", false);
@@ -97,6 +105,11 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
   if (f.has("reduce_dtype")) {
     const Dtype reduce = dtype_from_string(f.string("reduce_dtype"), f.path_of("reduce_dtype"));
     if (reduce != default_reduce_dtype(framework_of(p), p.dtype)) p.reduce_dtype = reduce;
+  }
+  // After the framework: a recipe equal to the framework's default is kept as the default (spec/fp8.hpp).
+  if (f.has("fp8_recipe")) {
+    const Fp8Recipe recipe = fp8_recipe_from_string(f.string("fp8_recipe"), f.path_of("fp8_recipe"));
+    if (!p.fp8 || recipe != default_fp8_recipe(framework_of(p))) p.fp8_recipe = recipe;
   }
   // 0 is not a count a file may give: a stage without layers (validate(Plan) checks the rest of the split).
   for (const auto& [key, count] : {std::pair{"first_stage_layers", &p.first_stage_layers},
@@ -126,7 +139,7 @@ nlohmann::json to_json(const ParallelSpec& p) {
           {"allow_ragged_units", p.allow_ragged_units},
           {"recompute", to_string(p.recompute)},
           {"sequence_parallel", p.sequence_parallel},
-          {"dtype", to_string(p.dtype)},
+          {"dtype", dtype_label(p.dtype, p.fp8)},
           {"grad_reduce", to_string(p.grad_reduce)},
           {"overlap_grad_reduce", p.overlap_grad_reduce},
           {"tp_comm_overlap", to_string(p.tp_comm_overlap)},
@@ -137,6 +150,11 @@ nlohmann::json to_json(const ParallelSpec& p) {
   // Written only when given, as a plan file gives them (absent: the default split).
   if (p.first_stage_layers > 0) j["first_stage_layers"] = p.first_stage_layers;
   if (p.last_stage_layers > 0) j["last_stage_layers"] = p.last_stage_layers;
+  // Written only for FP8 plans, so that other plans read as before.
+  if (const std::optional<Fp8Recipe> recipe = fp8_recipe_of(p)) {
+    j["fp8_recipe"] = to_string(*recipe);
+    j["fp8_all_gather"] = p.fp8_all_gather;
+  }
   // Written only with a CP group, so that plans without one read as before.
   if (p.cp > 1) {
     j["cp"] = p.cp;

@@ -51,6 +51,10 @@ enum class Framework { megatron, deepspeed, fsdp2, zeropp, fsdp1 };
 //                matmuls decomposed per rank with copy-engine transfers (fused_all_gather_matmul,
 //                fused_matmul_reduce_scatter in torch/distributed/_symmetric_memory)
 enum class TpCommOverlap { none, userbuffers, async_tp };
+// How a plan trains its linear layers in FP8 (spec/fp8.hpp): TransformerEngine's delayed or current per-tensor
+// scaling (Megatron's --fp8-format hybrid --fp8-recipe delayed|tensorwise), or torchao's float8 training with
+// tensorwise or rowwise dynamic scaling (torchtitan's float8 converter).
+enum class Fp8Recipe { te_delayed, te_current, torchao_tensorwise, torchao_rowwise };
 
 struct ParallelSpec {
   Strategy strategy = Strategy::zeropp_b;
@@ -70,6 +74,12 @@ struct ParallelSpec {
   Recompute recompute = Recompute::none;
   bool sequence_parallel = false;
   Dtype dtype = Dtype::bf16;
+  // FP8 training (`dtype` "fp8" in files and on the command line): the linear layers' GEMMs run in FP8, everything
+  // else in `dtype`, which stays bf16 (spec/fp8.hpp). fp8_recipe absent: the framework's (default_fp8_recipe).
+  bool fp8 = false;
+  std::optional<Fp8Recipe> fp8_recipe;
+  // torchao's enable_fsdp_float8_all_gather: FSDP2 all-gathers the linear weights in FP8 (tensorwise recipe only).
+  bool fp8_all_gather = false;
   GradReduce grad_reduce = GradReduce::per_unit;
   // The gradient sync across data parallelism overlaps the backward (PyTorch DDP buckets, Megatron's
   // --overlap-grad-reduce); false: it starts after the rank's whole backward (Megatron's 2021 "local" DDP).

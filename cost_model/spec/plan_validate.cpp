@@ -5,6 +5,7 @@
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
@@ -49,6 +50,7 @@ void validate(const Plan& plan) {
   validate(c);
   validate(p);
   check_dtype(p.dtype, "parallel.dtype", c);
+  validate_fp8(p, c, "parallel");  // FP8 recipe, framework and the GPU's FP8 rate (spec/fp8.hpp)
 
   // Megatron's tensor-parallel split: heads, key/value groups and the MLP columns divide evenly over tp.
   check_divides("parallel.tp", p.tp, "parallel.tp", "model.heads", m.heads);
@@ -90,6 +92,15 @@ void validate(const Experiment& e) {
     throw SpecError("experiment.global_batch", fmt::format("experiment.global_batch={} must be >= 1", e.global_batch));
   check_at_most("experiment", "global_batch", e.global_batch, limits::kGlobalBatch);
   check_dtype(e.dtype, "experiment.dtype", e.cluster);
+  // FP8: the cluster's FP8 rate, and the recipe against the experiment's framework when it names one (the search
+  // checks it against each strategy it prices: search/space.cpp).
+  ParallelSpec fp8;
+  const bool megatron_runs = !e.fp8_recipe || fp8_recipe_unavailable(Framework::megatron, *e.fp8_recipe).empty();
+  fp8.framework = e.framework.value_or(megatron_runs ? Framework::megatron : Framework::fsdp2);
+  fp8.dtype = e.dtype;
+  fp8.fp8 = e.fp8;
+  fp8.fp8_recipe = e.fp8_recipe;
+  validate_fp8(fp8, e.cluster, "experiment");
   for (std::size_t i = 0; i < e.strategies.size(); ++i)
     for (std::size_t k = 0; k < i; ++k)
       if (e.strategies[i] == e.strategies[k])

@@ -178,6 +178,9 @@ std::string describe(const FrameworkPrecision& p) {
 
 void check_plan_runs(const Plan& plan, bool compute_f32) {
   const ParallelSpec& p = plan.parallel;
+  if (p.fp8)  // a cost-model plan (spec/fp8.hpp): the trainer's GEMMs are fp32 or bf16
+    throw SpecError("parallel.dtype", "parallel.dtype=fp8: the trainer runs no FP8 GEMMs (state bf16 on cuda, fp32 on "
+                                      "cpu)");
   const Dtype computed = compute_f32 ? Dtype::fp32 : Dtype::bf16;
   if (p.dtype != computed)
     throw SpecError("parallel.dtype",
@@ -278,6 +281,8 @@ const std::vector<KeySupport>& key_support() {
        "executed where its precision is the trainer's (fp32 master and gradients); refused "
        "otherwise"},
       {"parallel.reduce_dtype", "executed: fp32; refused otherwise"},
+      {"parallel.fp8_recipe", "refused: FP8 training (dtype fp8) is a cost-model plan only"},
+      {"parallel.fp8_all_gather", "refused: FP8 training (dtype fp8) is a cost-model plan only"},
   };
   return list;
 }

@@ -166,6 +166,29 @@ void expect_pruned_equals_brute_force(const Experiment& ex, const SpaceOptions& 
   expect_same(pruned.closest_infeasible, brute.closest_infeasible, ex.name);
 }
 
+// The plans of `ex` that `checked` selects are valid and their bounds lie below their simulation; memory decides some
+// plans; and the pruned search equals brute force. Returns how many plans were checked.
+template <typename Select>
+int expect_bounds_and_exact(const Experiment& ex, const SpaceOptions& space, const Select& checked) {
+  int plans = 0;
+  for_each_plan(ex, space, [&](const Plan& plan) {
+    if (!checked(plan)) return;
+    ++plans;
+    EXPECT_NO_THROW(validate(plan)) << describe_plan(plan.parallel);
+    const PlanBounds b = lower_bounds(plan);
+    const analytic::Estimate e = simulated_estimate(plan).estimate;
+    EXPECT_LE(b.time_s, e.time_s.iteration) << describe_plan(plan.parallel);
+    EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(plan.parallel);
+  });
+  SearchOptions o;
+  o.space = space;
+  const SearchResult r = run_search(ex, o);
+  EXPECT_GT(r.counts.feasible, 0);
+  EXPECT_GT(r.counts.over_memory, 0);
+  expect_pruned_equals_brute_force(ex, space, 10);
+  return plans;
+}
+
 TEST(ExactSearch, TinyCaseEqualsBruteForce) {
   expect_pruned_equals_brute_force(testing::tiny_experiment(), small_space(), 10);
 }
@@ -221,23 +244,28 @@ TEST(ExactSearch, ContextParallelEqualsBruteForce) {
   space.max_v = 2;
   space.max_micro_batch = 2;
   space.min_cp_tokens = 128;
-  int cp_plans = 0;
-  for_each_plan(ex, space, [&](const Plan& plan) {
-    if (plan.parallel.cp == 1) return;
-    ++cp_plans;
-    EXPECT_NO_THROW(validate(plan)) << describe_plan(plan.parallel);
-    const PlanBounds b = lower_bounds(plan);
-    const analytic::Estimate e = simulated_estimate(plan).estimate;
-    EXPECT_LE(b.time_s, e.time_s.iteration) << describe_plan(plan.parallel);
-    EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(plan.parallel);
-  });
-  EXPECT_GT(cp_plans, 100);
-  SearchOptions o;
-  o.space = space;
-  const SearchResult r = run_search(ex, o);
-  EXPECT_GT(r.counts.feasible, 0);
-  EXPECT_GT(r.counts.over_memory, 0);
-  expect_pruned_equals_brute_force(ex, space, 10);
+  EXPECT_GT(expect_bounds_and_exact(ex, space, [](const Plan& plan) { return plan.parallel.cp > 1; }), 100);
+}
+
+// Issue 20 item 4: FP8 training (spec/fp8.hpp) on H100, every plan in FP8 with its framework's recipe (TE for
+// Megatron, DeepSpeed and ZeroPP; torchao for FSDP2): the bounds hold for every plan and the pruned search is exact.
+TEST(ExactSearch, Fp8EqualsBruteForce) {
+  Experiment ex = testing::tiny_experiment();
+  ex.name = "tiny-fp8";
+  ex.cluster = load_cluster("dgx-h100");
+  ex.model.attention = AttentionKind::flash;
+  ex.model.hidden = 1024;
+  ex.model.seq_len = 1024;
+  ex.cluster.memory_bytes = 0.75 * (1 << 30);
+  ex.fp8 = true;
+  SpaceOptions space;
+  space.max_v = 2;
+  space.max_micro_batch = 2;
+  const auto every_plan_in_fp8 = [](const Plan& plan) {
+    EXPECT_TRUE(plan.parallel.fp8) << describe_plan(plan.parallel);
+    return true;
+  };
+  EXPECT_GT(expect_bounds_and_exact(ex, space, every_plan_in_fp8), 100);
 }
 
 // Nothing fits anywhere: every strategy's closest plan is exact.

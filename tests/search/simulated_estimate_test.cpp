@@ -88,6 +88,37 @@ TEST(SimulatedEstimate, UniformOneFOneBBubbleMatchesClosedForm) {
   }
 }
 
+// The same agreement for an FP8 plan (spec/fp8.hpp): on an H100 profile with free links and no contention, its
+// FP8 weight GEMMs, cast kernels and bf16 attention give F, B and W of other ratios than 1:1:1, and the simulated
+// bubble is still the closed form's (p-1)(F+B+W), the iteration the closed form's.
+TEST(SimulatedEstimate, Fp8UniformOneFOneBMatchesClosedForm) {
+  for (Fp8Recipe recipe : {Fp8Recipe::te_delayed, Fp8Recipe::te_current}) {
+    Plan plan = uniform_1f1b(8);
+    ClusterSpec c = load_cluster("dgx-h100");
+    c.intra.bandwidth = c.inter.bandwidth = 1e15;
+    c.intra.latency = c.inter.latency = 0;
+    c.collectives.clear();
+    c.gpu->nccl_contention = {};
+    plan.cluster = c;
+    plan.parallel.fp8 = true;
+    plan.parallel.fp8_recipe = recipe;
+    validate(plan);
+    const SimulatedEstimate s = simulated_estimate(plan);
+    ASSERT_TRUE(s.simulated);
+    const analytic::ActionCosts a = analytic::action_costs(plan);
+    const double hand = (plan.parallel.pp - 1) * (a.f + a.b + a.w);
+    EXPECT_NEAR(s.estimate.time_s.bubble, hand, 1e-2 * hand) << to_string(recipe);
+    EXPECT_NEAR(s.closed_form.time_s.bubble, hand, 1e-2 * hand) << to_string(recipe);
+    EXPECT_NEAR(s.estimate.time_s.iteration, s.closed_form.time_s.iteration, 1e-2 * s.closed_form.time_s.iteration);
+    EXPECT_NEAR(s.estimate.time_s.compute, s.closed_form.time_s.compute, 1e-2 * s.closed_form.time_s.compute);
+    // FP8 is faster than bf16 on the same plan.
+    Plan bf16 = plan;
+    bf16.parallel.fp8 = false;
+    bf16.parallel.fp8_recipe.reset();
+    EXPECT_LT(s.estimate.time_s.iteration, simulated_estimate(bf16).estimate.time_s.iteration);
+  }
+}
+
 // Where they must not agree: ZB-H1 removes most of 1F1B's bubble in the simulator, and the simulated bubble is
 // the closed form's (p-1)(F+B-W) for uniform stages.
 TEST(SimulatedEstimate, ZeroBubbleH1BubbleIsSmaller) {

@@ -260,7 +260,8 @@ TEST(ClusterSpec, GpuOperationTable) {
   bad["gpu"]["sm_cnt"] = json::parse(R"({"value": 1, "provenance": "nominal"})");
   EXPECT_SPEC_ERROR(cluster_from_json(bad), "cluster.gpu.sm_cnt",
                     "cluster.gpu.sm_cnt: unknown key (allowed: sm_count, compute_capability, nccl_contention, "
-                    "matmul_efficiency, gemm_tile_rows, gemm_tile_cols, hbm_efficiency, power_limit_w, attention)");
+                    "matmul_efficiency, fp8_matmul_efficiency, gemm_tile_rows, gemm_tile_cols, hbm_efficiency, "
+                    "power_limit_w, attention)");
   bad = j;
   bad["gpu"]["nccl_contention"]["value"] = 1.5;
   EXPECT_SPEC_ERROR(cluster_from_json(bad), "cluster.gpu.nccl_contention.value",

@@ -109,7 +109,7 @@ TEST(ParallelSpec, RejectsUnknownKeyAndEnumValues) {
                     "parallel.chunks: unknown key (allowed: strategy, tp, pp, dp, z, zero_stage, v, schedule, "
                     "micro_batch, micro_batches, unit, allow_ragged_units, recompute, sequence_parallel, dtype, "
                     "grad_reduce, overlap_grad_reduce, tp_comm_overlap, overlap_param_gather, framework, reduce_dtype, "
-                    "kernel_efficiency, first_stage_layers, last_stage_layers, cp, cp_kind)");
+                    "kernel_efficiency, first_stage_layers, last_stage_layers, cp, cp_kind, fp8_recipe, fp8_all_gather)");
   j = zeropp_plan();
   j["recompute"] = "partial";
   EXPECT_SPEC_ERROR(parallel_from_json(j), "parallel.recompute",

@@ -18,6 +18,9 @@
 namespace zeropp::search {
 namespace {
 
+// GPU memory of the FSDP/HSDP case: chosen so that some of its plans fit and some do not.
+constexpr double kFsdpCaseMemory = 0.25 * (1 << 30);
+
 SpaceOptions small_space() {
   SpaceOptions o;
   o.max_v = 2;
@@ -221,10 +224,11 @@ TEST(ExactSearch, ContextParallelEqualsBruteForce) {
   space.max_v = 2;
   space.max_micro_batch = 2;
   space.min_cp_tokens = 128;
-  int cp_plans = 0;
+  int cp_plans = 0, ulysses_plans = 0;
   for_each_plan(ex, space, [&](const Plan& plan) {
     if (plan.parallel.cp == 1) return;
     ++cp_plans;
+    ulysses_plans += plan.parallel.cp_kind == CpKind::ulysses;
     EXPECT_NO_THROW(validate(plan)) << describe_plan(plan.parallel);
     const PlanBounds b = lower_bounds(plan);
     const analytic::Estimate e = simulated_estimate(plan).estimate;
@@ -232,6 +236,47 @@ TEST(ExactSearch, ContextParallelEqualsBruteForce) {
     EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(plan.parallel);
   });
   EXPECT_GT(cp_plans, 100);
+  EXPECT_GT(ulysses_plans, 50);  // Ulysses where cp divides a TP rank's 8 / tp heads
+  SearchOptions o;
+  o.space = space;
+  const SearchResult r = run_search(ex, o);
+  EXPECT_GT(r.counts.feasible, 0);
+  EXPECT_GT(r.counts.over_memory, 0);
+  expect_pruned_equals_brute_force(ex, space, 10);
+}
+
+// Issue 20, item 3: FSDP2 under a pipeline (with and without TP) and HSDP over four nodes, memory tight: the bounds
+// hold for every such plan and the pruned search is exact, row by row (hsdp, fsdp_pp, fsdp_tp_pp).
+TEST(ExactSearch, FsdpUnderPipelineAndHsdpEqualBruteForce) {
+  Experiment ex = testing::tiny_experiment();
+  ex.name = "tiny-fsdp-4-nodes";
+  ex.model.hidden = 1024;
+  ex.model.seq_len = 1024;
+  ex.gpus = 32;
+  ex.global_batch = 64;
+  ex.cluster.memory_bytes = kFsdpCaseMemory;
+  SpaceOptions space;
+  space.strategies = {Strategy::three_d, Strategy::zero3};
+  space.max_v = 2;
+  space.max_micro_batch = 2;
+  int hsdp = 0, pipelined = 0;
+  for_each_plan(ex, space, [&](const Plan& plan) {
+    const ParallelSpec& p = plan.parallel;
+    if (p.strategy != Strategy::zero3 || (p.dp_shard == 0 && p.pp == 1)) return;
+    hsdp += p.dp_shard > 0;
+    pipelined += p.pp > 1;
+    EXPECT_NO_THROW(validate(plan)) << describe_plan(p);
+    const PlanBounds b = lower_bounds(plan);
+    const analytic::Estimate e = simulated_estimate(plan).estimate;
+    EXPECT_LE(b.time_s, e.time_s.iteration) << describe_plan(p);
+    EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(p);
+    EXPECT_LE(schedule_time_bound(plan), e.time_s.iteration) << describe_plan(p);
+    EXPECT_LE(memory_walk_bound(plan), e.memory_bytes.peak) << describe_plan(p);
+    if (has_lowered_memory_bound(plan))
+      EXPECT_LE(lowered_memory_bound(plan, prepare_plan(plan)), e.memory_bytes.peak) << describe_plan(p);
+  });
+  EXPECT_GT(hsdp, 50);
+  EXPECT_GT(pipelined, 50);
   SearchOptions o;
   o.space = space;
   const SearchResult r = run_search(ex, o);

@@ -25,8 +25,8 @@ const char* fate_name(PlanFate f) {
 
 std::string plans_csv(const SearchResult& r) {
   std::string out =
-      "index,strategy,tp,z,cp,cp_kind,pp,dp,dp_shard,zero_stage,sequence_parallel,schedule,v,b,B,U,recompute,first_stage_layers,"
-      "last_stage_layers,fate,time_bound_s,"
+      "index,strategy,tp,z,cp,cp_kind,pp,dp,dp_shard,zero_stage,sequence_parallel,schedule,v,b,B,U,recompute,"
+      "first_stage_layers,last_stage_layers,fate,time_bound_s,"
       "memory_bound_bytes,executor,iteration_s,compute_s,exposed_tp_s,exposed_pp_s,exposed_zero_s,exposed_dp_s,"
       "bubble_s,peak_memory_bytes,feasible,closed_form_iteration_s\n";
   for (std::size_t i = 0; i < r.all.size(); ++i) {

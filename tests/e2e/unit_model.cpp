@@ -568,6 +568,13 @@ TEST(Model, PlanKeysRefusedForTheBackend) {
                              "overlap_param_gather": true})"),
                     false),
             "parallel.overlap_param_gather");
+  // FSDP runs without a pipeline and over every data-parallel rank: FSDP2 under PP and HSDP are refused by name.
+  const std::string fsdp = R"({"strategy": "zero3", "z": 2, "dp": 2, "micro_batches": 2, "dtype": "fp32")";
+  EXPECT_EQ(refused(plan(fsdp + "}"), true), "runs");
+  EXPECT_EQ(refused(plan(fsdp + R"(, "dp_shard": 2})"), true), "runs");  // dp_shard = dp: plain FSDP
+  EXPECT_EQ(refused(plan(fsdp + R"(, "dp_shard": 1})"), true), "parallel.dp_shard");
+  EXPECT_EQ(refused(plan(R"({"strategy": "zero3", "z": 2, "pp": 2, "micro_batches": 2, "dtype": "fp32"})"), true),
+            "parallel.pp");
 }
 
 }  // namespace

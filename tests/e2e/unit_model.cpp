@@ -513,6 +513,7 @@ TEST(Model, EveryPlanKeyIsExecutedOrRefused) {
   p.reduce_dtype = Dtype::fp32;
   p.first_stage_layers = p.last_stage_layers = 1;  // written only when given
   p.cp = 2;                                         // cp and cp_kind written only with a CP group
+  p.dp_shard = 1;                                   // written only when given (HSDP)
   std::vector<std::string> keys;
   const nlohmann::json model = to_json(m), parallel = to_json(p);  // items() must not outlive its object
   for (const auto& [k, v] : model.items()) keys.push_back("model." + k);

@@ -46,10 +46,14 @@ double gemm_utilization(const ClusterSpec& cluster, double m, double n, double k
   return std::max(utilization_for(m, n, k, count, r, c, sms), utilization_for(m, n, k, count, c, r, sms));
 }
 
+bool gemm_traffic_priced(const ClusterSpec& cluster, Dtype dtype) {
+  return !has_table(cluster, dtype) && cluster.gpu && cluster.gpu->matmul_efficiency.known();
+}
+
 double gemm_time(const ClusterSpec& cluster, Dtype dtype, const Gemm& g) {
   if (g.count <= 0 || g.flops_each() <= 0) return 0;
   const double peak = cluster.peak(dtype);
-  if (has_table(cluster, dtype) || !cluster.gpu || !cluster.gpu->matmul_efficiency.known())
+  if (!gemm_traffic_priced(cluster, dtype))
     return g.flops() / (peak * gemm_efficiency(cluster, dtype, g.flops_each()));
   const double compute =
       g.flops() / (peak * cluster.gpu->matmul_efficiency.value * gemm_utilization(cluster, g.m, g.n, g.k, g.count));

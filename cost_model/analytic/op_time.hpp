@@ -26,6 +26,11 @@ namespace zeropp::analytic {
 // tiles.
 double gemm_utilization(const ClusterSpec& cluster, double m, double n, double k, double count);
 
+// Whether gemm_time prices a GEMM in `dtype` by its roofline (the operation table's path), so that the time of
+// reading its operands and writing its output is part of the GEMM's own time; false on the scalar and calibrated
+// table paths (a rate per FLOP only).
+bool gemm_traffic_priced(const ClusterSpec& cluster, Dtype dtype);
+
 // Seconds of the GEMM g (all g.count of them) in `dtype`.
 double gemm_time(const ClusterSpec& cluster, Dtype dtype, const Gemm& g);
 

@@ -37,9 +37,13 @@ constexpr double kMaskBytes = 1;  // a dropout mask element
 //                  the context GEMM reads e: 6e + 1 (no dropout: 4e)
 //     backward     dP written by a GEMM e, dropout backward 2e + 1, softmax backward reads y and dy and writes 3e,
 //                  dQ and dK GEMMs read dS 2e, dV's GEMM reads P e: 9e + 1 (no dropout: 7e)
+//     of which the score GEMMs' own operands and outputs (forward 2e, backward 4e): where the profile prices a
+//     GEMM by its roofline (op_time.hpp, gemm_traffic_priced), that traffic is already in the GEMM's time, and
+//     action_costs leaves it out here so that it is counted once.
 struct KernelBytes {
   double tokens_fwd = 0, attention_fwd = 0;
   double tokens_bwd = 0, attention_bwd = 0;
+  double attention_gemm_fwd = 0, attention_gemm_bwd = 0;  // the GEMMs' share of attention_fwd / attention_bwd
 };
 
 KernelBytes layer_kernel_bytes(const ModelSpec& model, int b, int tp, bool sp, Dtype dtype) {
@@ -62,6 +66,8 @@ KernelBytes layer_kernel_bytes(const ModelSpec& model, int b, int tp, bool sp, D
   const double scores = bs * model.seq_len * (static_cast<double>(model.heads) / t);
   k.attention_fwd = scores * (dropout ? 6 * e + kMaskBytes : 4 * e);
   k.attention_bwd = scores * (dropout ? 9 * e + kMaskBytes : 7 * e);
+  k.attention_gemm_fwd = scores * 2 * e;
+  k.attention_gemm_bwd = scores * 4 * e;
   return k;
 }
 
@@ -226,7 +232,11 @@ ActionCosts action_costs(const Plan& plan) {
   const LayerGemms g = layer_gemms(local, b, t);
   // Each weight GEMM three ways, each at its own shape (op_time.hpp): forward, input gradient, weight gradient.
   const WeightGemmSeconds weights = weight_gemm_seconds(gemm_seconds, g);
-  const KernelBytes k = layer_kernel_bytes(local, b, t, par.sequence_parallel, par.dtype);
+  KernelBytes k = layer_kernel_bytes(local, b, t, par.sequence_parallel, par.dtype);
+  if (gemm_traffic_priced(c, par.dtype)) {  // the score GEMMs' own traffic is in their time already
+    k.attention_fwd -= k.attention_gemm_fwd;
+    k.attention_bwd -= k.attention_gemm_bwd;
+  }
   AttentionCoreSeconds core = attention_core_seconds(plan, g, peak, sustain, gemm_seconds);
   core.f *= par.cp;  // flash only (validate_context_parallel): no s x s score kernels to scale
   core.b *= par.cp;

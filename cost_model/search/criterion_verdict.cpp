@@ -130,7 +130,7 @@ CriterionVerdict criterion_verdict(const SearchResult& r) {
       "For {} on {} GPUs of {} (global batch {}), the search's fastest ZeroPP plan is {} at {:.3f} s per iteration. "
       "At its b = {} and U = {}, the byte criterion of the model's own layer ({:.4g} h^2 parameters) gives 2sUb = "
       "{:.0f} {} 3P/(4h) = {:.0f}: ZeroPP {} bytes per layer than TP; the time-based answer on {} (TP over {} GPUs, "
-      "{}, against ZeroPP's z = {}) has ZeroPP exposing {:.3f} ms per layer after prefetch "
+      "{}, against ZeroPP's z = {}{}) has ZeroPP exposing {:.3f} ms per layer after prefetch "
       "against TP's {:.3f} ms: {} ",
       ex.model.name, ex.gpus, ex.cluster.name, ex.global_batch, describe_plan(p), tz, p.micro_batch, p.unit,
       v.bytes.layer_params / (static_cast<double>(ex.model.hidden) * ex.model.hidden), v.bytes.lhs,
@@ -138,7 +138,11 @@ CriterionVerdict criterion_verdict(const SearchResult& r) {
       v.time.group,
       tp_rule_text(v.tp_rule) +
           (v.three_d ? " as in the best 3D plan" : ", the best the plan space has (no 3D plan fits)"),
-      v.time.group, 1e3 * v.time.zeropp_exposed_s, 1e3 * v.time.tp_exposed_s,
+      v.time.group,
+      // The time-based criterion compares TP and ZeroPP over the same group (analytic::CriterionTime::group, the
+      // node); say so where the plan found shards over another z.
+      p.z == v.time.group ? "" : fmt::format(", the criterion's group; the plan found has z = {}", p.z),
+      1e3 * v.time.zeropp_exposed_s, 1e3 * v.time.tp_exposed_s,
       v.time.holds ? "ZeroPP exposes less." : "TP exposes less.");
   if (!v.three_d) {
     text += "No 3D plan (cp = 1) fits in memory, so the simulated search takes ZeroPP whatever the criteria say; ";

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "cost_model/analytic/estimate.hpp"
+#include "cost_model/analytic/time_model.hpp"
 #include "estimate_fixtures.hpp"
 
 namespace zeropp::analytic {
@@ -64,6 +65,45 @@ TEST(OpTime, AttentionRateBySequenceLength) {
   // 2048 is a quarter of the way from 1024 to 16384 in log2.
   EXPECT_NEAR(attention_rate(c, m).forward, 0.55, 1e-12);
   EXPECT_NEAR(attention_rate(c, m).backward, 0.45, 1e-12);
+}
+
+// Unfused attention on a profile with an operation table: the score GEMMs are priced by their roofline, which
+// already reads their operands and writes their outputs, so the s x s traffic beside them is the softmax's and the
+// dropout's alone. GPT layer h = 1024, 16 heads, s = 1024, b = 1, tp = 1 (bsh = 2^20 elements, scores 16 x 2^20):
+//   forward   per token 38 bytes per element of h (norms 2 x 4, dropout-adds 2 x 7, gelu 16); per score softmax
+//             read + write 4, dropout read + write + mask 5: 9 bytes (not 13: the QK^T write and the context
+//             GEMM's read of the probabilities are the GEMMs' own);
+//   backward  per token 46; per score dropout backward 5, softmax backward 6: 11 bytes (not 19: the dP write and
+//             the three GEMM reads of dS and P are the GEMMs').
+TEST(OpTime, UnfusedScoreTrafficCountedOnceBesideTheGemmRoofline) {
+  const ClusterSpec c = table_cluster();
+  ModelSpec m = test::gpt(4, 1024, 16, 1024, 8192);
+  ParallelSpec p;
+  p.strategy = Strategy::three_d;
+  p.schedule = ScheduleKind::one_f_one_b;
+  p.micro_batch = 1;
+  p.micro_batches = 1;
+  p.zero_stage = 0;
+  p.kernel_efficiency = 1.0;  // the table's rates as they are
+  const ActionCosts a = action_costs(test::plan_of(m, c, p));
+  const LayerGemms g = layer_gemms(m, 1, 1);
+  double fwd_gemms = gemm_time(c, Dtype::bf16, g.gemm[LayerGemms::scores]) +
+                     gemm_time(c, Dtype::bf16, g.gemm[LayerGemms::context]);
+  double dgrad_gemms = 2 * fwd_gemms;
+  for (int i : {LayerGemms::qkv, LayerGemms::proj, LayerGemms::up, LayerGemms::down}) {
+    const Gemm& x = g.gemm[i];
+    fwd_gemms += gemm_time(c, Dtype::bf16, x);
+    dgrad_gemms += gemm_time(c, Dtype::bf16, Gemm{x.m, x.k, x.n, x.count});
+  }
+  const double bsh = 1048576, scores = 16 * 1048576.0, hbm = 0.9e12;
+  EXPECT_NEAR(a.f, 4 * (fwd_gemms + (38 * bsh + 9 * scores) / hbm), 1e-12 * a.f);
+  EXPECT_NEAR(a.b, 4 * (dgrad_gemms + (46 * bsh + 11 * scores) / hbm), 1e-12 * a.b);
+  // Without the table the GEMMs are a rate per FLOP, and the score kernels keep the GEMMs' traffic (13 and 19).
+  ClusterSpec scalar = c;
+  scalar.gpu.reset();
+  const ActionCosts s = action_costs(test::plan_of(m, scalar, p));
+  const double flops_fwd = g.weight_flops() + g.attention_flops();
+  EXPECT_NEAR(s.f, 4 * (flops_fwd / 50e12 + (38 * bsh + 13 * scores) / 1e12), 1e-12 * s.f);
 }
 
 // The same plan on H100 and H200: the profiles' operation tables and links are the same (the H200 is the H100's die,

@@ -16,17 +16,17 @@ namespace zeropp::search {
 namespace {
 
 // Measured when written (issue 19, 2026-11-26: `zeropp validate` on dgx-a100-80gb with its operation table, no
-// per-GPU value fitted, Megatron's kernel_efficiency 0.8104 fitted on Table 1 and the Megatron-Core H100 table
-// together; rows timed by the schedule simulator): as given mean |error| 4.12%, max 9.94% (1.7B); leave-one-out
-// (kernel_efficiency refitted on the other nine rows) mean 4.35%, max 9.94% (1.7B). The ceilings sit just above them,
-// so the test fails if the model regresses; a better model lowers the errors and passes. The goal (3% / 6%) is not
-// met: the three small rows (tp <= 4, b = 16) come out 6-10% slow, the 76.1B row 8% fast. (History: gemm_efficiency
-// fitted on this table alone with free overlap, 0.6328: LOO 2.4% / 6.1%; the closed form with 0.648: LOO 4.0% /
-// 8.85%.)
-constexpr double kMeanCeiling = 0.042;
-constexpr double kMaxCeiling = 0.100;
-constexpr double kLooMeanCeiling = 0.044;
-constexpr double kLooMaxCeiling = 0.100;
+// per-GPU value fitted, Megatron's kernel_efficiency 0.7834 fitted on Table 1 and the Megatron-Core H100 table
+// together; rows timed by the schedule simulator; the unfused score GEMMs' traffic counted once): as given mean
+// |error| 2.67%, max 7.44%; leave-one-out (kernel_efficiency refitted on the other nine rows) mean 2.90%, max 9.10%
+// (76.1B). The ceilings sit just above them, so the test fails if the model regresses; a better model lowers the
+// errors and passes. The goal (3% / 6%) is met on the mean, not on the max: the 76.1B row (pp 4, v 3) comes out 9%
+// fast. (History: before the score traffic was counted once, 4.35% / 9.94% with the three small rows 6-10% slow;
+// gemm_efficiency fitted on this table alone with free overlap, 0.6328: LOO 2.4% / 6.1%.)
+constexpr double kMeanCeiling = 0.028;
+constexpr double kMaxCeiling = 0.076;
+constexpr double kLooMeanCeiling = 0.030;
+constexpr double kLooMaxCeiling = 0.092;
 // framework.hpp's fitted values are written with four digits; the joint fits must stay that close to them.
 constexpr double kFrameworkFitTolerance = 0.001;
 
@@ -104,7 +104,7 @@ TEST(Validation, FrameworksHoldTheirJointFits) {
     std::vector<std::string> sets;
     std::vector<double> loso_mean_ceiling, loso_max_ceiling;
   };
-  const Case cases[] = {{Framework::megatron, {"megatron_core_h100", "narayanan2021"}, {0.100, 0.051}, {0.262, 0.121}},
+  const Case cases[] = {{Framework::megatron, {"megatron_core_h100", "narayanan2021"}, {0.080, 0.032}, {0.238, 0.061}},
                         {Framework::fsdp2, {"mpt_fsdp_a100", "mpt_fsdp_h100"}, {0.253, 0.244}, {0.351, 0.457}}};
   for (const Case& c : cases) {
     std::vector<ValidationReport> sets;
@@ -238,17 +238,25 @@ TEST(Validation, MegatronCoreH100RowsLoadWithTheStatedAssumptions) {
     EXPECT_EQ(row.plan.model.attention_kind(), AttentionKind::flash) << row.name;
     EXPECT_EQ(row.plan.model.seq_len, 4096);
   }
-  // 70B: 84 layers / pp 2 = 42 per rank, even: v 2; 462B: 112 / 16 = 7: no interleaving. 192 x 2 / 48 = 8.
+  // Every pp > 1 row interleaved (Megatron-Core r0.8 overlaps p2p only so): 70B: 84 layers / pp 2 = 42 per rank,
+  // v 2 assumed; 119B: 92 / 4 = 23 per rank and 462B: 112 / 16 = 7, prime: one layer per virtual stage, v 23 and
+  // v 7, the interleaved schedule. 192 x 2 / 48 = 8 micro-batches.
   EXPECT_EQ(r.rows[4].plan.parallel.v, 2);
   EXPECT_EQ(r.rows[4].plan.parallel.micro_batches, 8);
-  EXPECT_EQ(r.rows[8].plan.parallel.v, 1);
+  EXPECT_EQ(r.rows[5].plan.parallel.v, 23);
+  EXPECT_EQ(r.rows[8].plan.parallel.v, 7);
+  for (const auto& row : r.rows)
+    EXPECT_EQ(row.plan.parallel.schedule,
+              row.plan.parallel.pp > 1 ? ScheduleKind::interleaved : ScheduleKind::one_f_one_b)
+        << row.name;
 }
 
 // Measured when written (issue 19, 2026-11-26, `zeropp validate --set <set>`; the framework's kernel_efficiency
 // refitted on the other rows for leave-one-out): far from the 3% / 6% the model aims for, and pinned so that a change
 // that makes them worse fails; they are not a claim of accuracy.
-//   megatron_core_h100  LOO 11.77% mean / 27.82% (1.7B) max: small models come out fast (1.7B, 7.1B), the pp = 1
-//                       32B row and the 462B row (pp 16 without interleaving) slow.
+//   megatron_core_h100  LOO 8.36% mean / 22.55% (1.7B) max: small models come out fast (1.7B, 7.1B), the pp = 1
+//                       32B row slow (its fp32 gradient reduce-scatter outlasts the one micro-batch backward it
+//                       overlaps). (Before 119B and 462B were interleaved as run: 11.77% / 27.82%.)
 //   mpt_fsdp_a100       LOO 8.14% / 15.03% (1b at 8192): full-recompute rows slow, long non-recompute rows fast.
 //   mpt_fsdp_h100       LOO 11.40% / 22.65% (30b on 32 GPUs): as on the A100, more so.
 TEST(Validation, OtherSetsWithinTheirMeasuredCeilings) {
@@ -256,7 +264,7 @@ TEST(Validation, OtherSetsWithinTheirMeasuredCeilings) {
     const char* set;
     double loo_mean, loo_max;
   };
-  for (const Case& c : {Case{"megatron_core_h100", 0.118, 0.279}, Case{"mpt_fsdp_a100", 0.082, 0.151},
+  for (const Case& c : {Case{"megatron_core_h100", 0.084, 0.226}, Case{"mpt_fsdp_a100", 0.082, 0.151},
                         Case{"mpt_fsdp_h100", 0.115, 0.227}}) {
     ValidationReport r = load_validation(c.set);
     run_validation(r);

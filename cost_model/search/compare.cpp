@@ -93,18 +93,19 @@ std::string no_plan_note(const Experiment& ex, const CompareRowSpec& row, int mi
     if (std::string why = fsdp2_absent_reason(ex); !why.empty()) return fmt::format("no {} plan: {}", row.name, why);
   const StrategyTraits& t = traits(row.strategy);
   const long long tp_max = t.tensor_parallel ? ex.cluster.gpus_per_node : 1;
-  const long long pp_max = t.pipeline ? ex.model.layers : 1;
+  const bool pipeline = t.pipeline && row.pp != SizeClass::one;  // the zero3 rows without PP
+  const long long pp_max = pipeline ? ex.model.layers : 1;
   const long long fewest_replicas = (ex.gpus + tp_max * pp_max - 1) / (tp_max * pp_max);
   std::string why;
   if (ex.global_batch < fewest_replicas) {
-    const std::string how = !t.tensor_parallel && !t.pipeline
+    const std::string how = !t.tensor_parallel && !pipeline
                                 ? "every GPU is one: no TP, no pipeline"
                                 : fmt::format("GPUs / (tp x pp), tp <= {}, pp <= {}", tp_max, pp_max);
     why = fmt::format(
         ": its layouts have at least {} data-parallel replicas ({}), each needing a sequence per iteration, and the "
         "global batch has {}: give at least {} sequences{}",
         fewest_replicas, how, ex.global_batch, fewest_replicas,
-        t.pipeline ? "" : ", or a strategy with pipeline stages");
+        pipeline ? "" : ", or a strategy with pipeline stages");
   } else {
     why = fmt::format(
         ": no layout of tp, pp, z and dp divides both the {} GPUs and the global batch of {} (and the model's heads "

@@ -33,7 +33,7 @@
 // gradient shard across the replicas right after each reduce-scatter (foreach_reduce with an all-reduce group), on
 // its own stream: per layer and micro-batch without PP (torchtitan's gradient accumulation does not turn the sync
 // off), once per stage under PP.
-// Schedules: the ZeroPP strategies run the zeropp schedule and only they do; pure ZeRO-3 has no pipeline.
+// Schedules: the ZeroPP strategies run the zeropp schedule and only they do; zero3 runs a pipeline only under FSDP2.
 // Framework (what a plan keeps per parameter and reduces in, spec/framework.hpp), when a plan names none:
 //   3d, 1f1b_zero1  megatron   the framework these plans are written after (TP, interleaving, distributed
 //                              optimizer)

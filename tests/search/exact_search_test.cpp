@@ -169,6 +169,20 @@ void expect_pruned_equals_brute_force(const Experiment& ex, const SpaceOptions& 
   expect_same(pruned.closest_infeasible, brute.closest_infeasible, ex.name);
 }
 
+// A plan of the space is valid and every bound of the search lies below its simulation.
+void expect_valid_and_bounded(const Plan& plan) {
+  const ParallelSpec& p = plan.parallel;
+  EXPECT_NO_THROW(validate(plan)) << describe_plan(p);
+  const PlanBounds b = lower_bounds(plan);
+  const analytic::Estimate e = simulated_estimate(plan).estimate;
+  EXPECT_LE(b.time_s, e.time_s.iteration) << describe_plan(p);
+  EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(p);
+  EXPECT_LE(schedule_time_bound(plan), e.time_s.iteration) << describe_plan(p);
+  EXPECT_LE(memory_walk_bound(plan), e.memory_bytes.peak) << describe_plan(p);
+  if (has_lowered_memory_bound(plan))
+    EXPECT_LE(lowered_memory_bound(plan, prepare_plan(plan)), e.memory_bytes.peak) << describe_plan(p);
+}
+
 TEST(ExactSearch, TinyCaseEqualsBruteForce) {
   expect_pruned_equals_brute_force(testing::tiny_experiment(), small_space(), 10);
 }
@@ -229,11 +243,7 @@ TEST(ExactSearch, ContextParallelEqualsBruteForce) {
     if (plan.parallel.cp == 1) return;
     ++cp_plans;
     ulysses_plans += plan.parallel.cp_kind == CpKind::ulysses;
-    EXPECT_NO_THROW(validate(plan)) << describe_plan(plan.parallel);
-    const PlanBounds b = lower_bounds(plan);
-    const analytic::Estimate e = simulated_estimate(plan).estimate;
-    EXPECT_LE(b.time_s, e.time_s.iteration) << describe_plan(plan.parallel);
-    EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(plan.parallel);
+    expect_valid_and_bounded(plan);
   });
   EXPECT_GT(cp_plans, 100);
   EXPECT_GT(ulysses_plans, 50);  // Ulysses where cp divides a TP rank's 8 / tp heads
@@ -265,15 +275,7 @@ TEST(ExactSearch, FsdpUnderPipelineAndHsdpEqualBruteForce) {
     if (p.strategy != Strategy::zero3 || (p.dp_shard == 0 && p.pp == 1)) return;
     hsdp += p.dp_shard > 0;
     pipelined += p.pp > 1;
-    EXPECT_NO_THROW(validate(plan)) << describe_plan(p);
-    const PlanBounds b = lower_bounds(plan);
-    const analytic::Estimate e = simulated_estimate(plan).estimate;
-    EXPECT_LE(b.time_s, e.time_s.iteration) << describe_plan(p);
-    EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(p);
-    EXPECT_LE(schedule_time_bound(plan), e.time_s.iteration) << describe_plan(p);
-    EXPECT_LE(memory_walk_bound(plan), e.memory_bytes.peak) << describe_plan(p);
-    if (has_lowered_memory_bound(plan))
-      EXPECT_LE(lowered_memory_bound(plan, prepare_plan(plan)), e.memory_bytes.peak) << describe_plan(p);
+    expect_valid_and_bounded(plan);
   });
   EXPECT_GT(hsdp, 50);
   EXPECT_GT(pipelined, 50);

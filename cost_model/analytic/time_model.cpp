@@ -14,6 +14,7 @@
 #include "cost_model/analytic/stage_balance.hpp"
 #include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/analytic/tp_overlap.hpp"
+#include "cost_model/analytic/zero3_execution.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/strategy.hpp"
@@ -307,23 +308,41 @@ ActionCosts action_costs(const Plan& plan) {
   const DataParallelSync sync = data_parallel_sync(par);
   const FrameworkPrecision precision = framework_precision(par);
   const double param_bytes = element_bytes(precision.gather), grad_bytes = element_bytes(precision.reduce);
+  // As the framework executes them (zero3_execution.hpp): the collectives with their side-stream copies, and the
+  // copies on the compute stream charged to the forward and backward that wait for them.
+  const double layer_params = static_cast<double>(layer_params_per_tp_rank(m, t).total());
   if (sync.layer_wise) {
     const Group sg = shard_group(par);
     const double params = static_cast<double>(rank_params(m, 1, 1, 0, t).total());
-    a.gather = collective_time(c, Collective::all_gather, sg.size, sg.stride, param_bytes * params);
-    a.reduce_scatter = collective_time(c, Collective::reduce_scatter, sg.size, sg.stride, grad_bytes * params);
+    const Zero3Seconds z3 = zero3_seconds(plan, sg, params, layer_params);
+    a.gather = z3.gather;
+    a.reduce_scatter = z3.reduce_scatter;
+    a.f += z3.forward_copies;
+    a.b += z3.backward_copies;
   } else if (sync.shard_spans_dp && sync.shard_group > 1) {
-    // FSDP2 under PP: a regular chunk's layers in zero3's shard group, once per iteration.
+    // FSDP2 under PP: a regular chunk's layers in zero3's shard group, once per iteration: the copy-out follows the
+    // gather, the reduction's copy-in precedes the reduce-scatter (as ZeroPP's per-unit gathers below).
     const Group sg = shard_group(par);
-    const double params = static_cast<double>(lc) * static_cast<double>(layer_params_per_tp_rank(m, t).total());
-    a.gather = collective_time(c, Collective::all_gather, sg.size, sg.stride, param_bytes * params);
-    a.reduce_scatter = collective_time(c, Collective::reduce_scatter, sg.size, sg.stride, grad_bytes * params);
+    const double params = static_cast<double>(lc) * layer_params;
+    const Zero3Seconds z3 = zero3_seconds(plan, sg, params, layer_params);
+    a.gather = z3.gather + z3.forward_copies;
+    a.reduce_scatter = z3.reduce_scatter + z3.backward_copies - z3.forward_copies;
   } else if (par.z > 1 && sync.gather != ParamGather::none) {
     const Group zg = zero_group(par);
     // A regular chunk: its layers (the embedding and head of the end stages are not counted here).
-    const double params = static_cast<double>(lc) * static_cast<double>(layer_params_per_tp_rank(m, t).total());
-    a.gather = collective_time(c, Collective::all_gather, zg.size, zg.stride, param_bytes * params);
-    a.reduce_scatter = collective_time(c, Collective::reduce_scatter, zg.size, zg.stride, grad_bytes * params);
+    const double params = static_cast<double>(lc) * layer_params;
+    const Zero3Seconds z3 = zero3_seconds(plan, zg, params, layer_params);
+    a.gather = z3.gather;
+    a.reduce_scatter = z3.reduce_scatter;
+    if (sync.gather == ParamGather::per_micro_batch) {
+      a.f += z3.forward_copies;
+      a.b += z3.backward_copies;
+    } else {
+      // Gathered once per unit, not per micro-batch: the copy-out follows each gather, the reduction's copy-in
+      // precedes each reduce-scatter.
+      a.gather += z3.forward_copies;
+      a.reduce_scatter += z3.backward_copies - z3.forward_copies;
+    }
   }
 
   // Data-parallel gradient sync of the largest PP rank's parameters (per GPU shard for ZeroPP).

@@ -307,7 +307,8 @@ const bool registered = register_command({
       sub.add_option("--grad-reduce", a->grad_reduce, "ZeroPP gradient reduction: per_unit | per_w");
       sub.add_option("--sequence-parallel", a->sequence_parallel, "true | false (default: on when tp > 1)");
       sub.add_option("--dtype", a->dtype, "bf16 | fp16 | fp32");
-      sub.add_option("--framework", a->framework, "megatron | deepspeed | fsdp2 | zeropp (default: by strategy)");
+      sub.add_option("--framework", a->framework,
+                     "megatron | deepspeed | fsdp2 | zeropp | fsdp1 (default: by strategy)");
       sub.add_option("--tp-comm-overlap", a->tp_comm_overlap,
                      "none | userbuffers (Megatron/TransformerEngine, compute capability 9.0+) | async_tp (PyTorch, "
                      "torchtitan) | auto (what the framework runs on this GPU); default: the plan file's, else none");

@@ -19,7 +19,7 @@ void add_experiment_options(CLI::App& sub, ExperimentArgs& a) {
       ->check(cli_checks::integer_in(1, limits::kGlobalBatch));
   sub.add_option("--dtype", a.dtype, "bf16 | fp16 | fp32 (default bf16, or the experiment's)");
   sub.add_option("--framework", a.framework,
-                 "megatron | deepspeed | fsdp2 | zeropp: every plan's (default: each strategy's own)");
+                 "megatron | deepspeed | fsdp2 | zeropp | fsdp1: every plan's (default: each strategy's own)");
   add_seq_option(sub, a.seq);
 }
 

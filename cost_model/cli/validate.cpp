@@ -17,6 +17,7 @@
 #include "cost_model/cli/command.hpp"
 #include "cost_model/options/cli_checks.hpp"
 #include "cost_model/search/validation.hpp"
+#include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/strategy.hpp"
 
@@ -35,14 +36,16 @@ struct ValidateArgs {
   Format format = Format::table;
 };
 
-// The sets whose rows follow `framework`, fitted together, each predicted with the value fitted on the others.
+// The sets whose rows follow `framework` (fsdp1 and fsdp2 together: one kernel_efficiency, framework.hpp), fitted
+// together, each predicted with the value fitted on the others.
 int run_framework_fit(const ValidateArgs& args) {
   const Framework framework = framework_from_string(args.fit_framework, "--fit-framework");
   std::vector<search::ValidationReport> sets;
   std::vector<std::string> names;
   for (const std::string& name : search::validation_sets()) {
     search::ValidationReport set = search::load_validation(name);
-    if (framework_of(set.rows.front().plan.parallel) != framework) continue;
+    const Framework own = framework_of(set.rows.front().plan.parallel);
+    if (is_fsdp(framework) ? !is_fsdp(own) : own != framework) continue;
     sets.push_back(std::move(set));
     names.push_back(name);
   }
@@ -168,8 +171,8 @@ const bool registered = register_command({
       auto a = std::make_shared<ValidateArgs>();
       sub.add_option("--set", a->set, "Validation set: name under configs/validation or JSON file");
       sub.add_option("--fit-framework", a->fit_framework,
-                     "megatron | deepspeed | fsdp2 | zeropp: fit one kernel_efficiency on every set of that framework "
-                     "and predict each set with the value fitted on the others");
+                     "megatron | deepspeed | fsdp2 | zeropp | fsdp1: fit one kernel_efficiency on every set of that "
+                     "framework (fsdp1 and fsdp2 together) and predict each set with the value fitted on the others");
       sub.add_flag("--check", a->check, "Exit 1 when the leave-one-out errors exceed the targets");
       sub.add_option("--max-mean", a->max_mean, "Target for the leave-one-out mean absolute error (default 0.05)")
           ->check(cli_checks::number_in(kRelativeError));

@@ -6,6 +6,7 @@
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/analytic/stage_balance.hpp"
 #include "cost_model/analytic/time_model.hpp"
+#include "cost_model/analytic/zero3_execution.hpp"
 #include "cost_model/simulate/per_layer.hpp"
 #include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/spec/framework.hpp"
@@ -47,6 +48,7 @@ ActionCosts costs_from_plan(const Plan& plan) {
   const double param_bytes = analytic::element_bytes(precision.gather);
   const double grad_bytes = analytic::element_bytes(precision.reduce);
   const bool is_sharded = dps.shard_group > 1;
+  const double layer_params = static_cast<double>(analytic::layer_params_per_tp_rank(m, t).total());
   const analytic::Group zg = analytic::shard_group(par);
   const analytic::Group dg = analytic::dp_sync_group(par);
   const bool dp_reduce_scatter = dps.mode == DpSyncMode::reduce_scatter;
@@ -70,10 +72,13 @@ ActionCosts costs_from_plan(const Plan& plan) {
     const double stage_params = static_cast<double>(params.stage(vs).total());
     if (is_sharded) {
       const double gathered = param_bytes * stage_params, grads = grad_bytes * stage_params;
-      s.unshard = {analytic::collective_time(c, analytic::Collective::all_gather, zg.size, zg.stride, gathered),
-                   gathered};
-      s.reduce_grad = {analytic::collective_time(c, analytic::Collective::reduce_scatter, zg.size, zg.stride, grads),
-                       grads};
+      // As the framework executes them (analytic/zero3_execution.hpp, as the closed form): copies on the compute
+      // stream are in a.f / a.b where the unit is gathered per micro-batch, else they follow the gather / precede
+      // the reduce-scatter.
+      const analytic::Zero3Seconds z3 = analytic::zero3_seconds(plan, zg, stage_params, layer_params);
+      const bool per_unit = dps.gather == ParamGather::per_unit || dps.gather == ParamGather::per_iteration;
+      s.unshard = {z3.gather + (per_unit ? z3.forward_copies : 0), gathered};
+      s.reduce_grad = {z3.reduce_scatter + (per_unit ? z3.backward_copies - z3.forward_copies : 0), grads};
       s.gathered_param_bytes = gathered;
       s.grad_buffer_bytes = grads;
     }

@@ -53,6 +53,13 @@ struct FrameworkPrecision {
   Dtype gather = Dtype::bf16;  // parameters on the wire (all-gathers) and gathered for compute
 };
 
+// PyTorch FSDP, either version (fsdp1: FlatParameter FullyShardedDataParallel as Composer / llm-foundry run it with
+// DEFAULT mixed precision, bf16 compute over fp32 shards, fp32 reduction; fsdp2: fully_shard as torchtitan runs it).
+// Both keep the same states and run the same PyTorch eager kernels; every rule below that names fsdp2 holds for
+// fsdp1 too, except the TP overlap (torchtitan's async TP is FSDP2's) and the copies around the ZeRO-3 collectives
+// (analytic/zero3_execution.hpp).
+bool is_fsdp(Framework framework);
+
 // The dtype `framework` reduces gradients in when training in `dtype` and the plan does not say.
 Dtype default_reduce_dtype(Framework framework, Dtype dtype);
 

@@ -45,10 +45,11 @@ constexpr Table<GradReduce, 2> kGradReduces{{{GradReduce::per_unit, "per_unit"},
 
 constexpr Table<CpKind, 2> kCpKinds{{{CpKind::ring, "ring"}, {CpKind::ulysses, "ulysses"}}};
 
-constexpr Table<Framework, 4> kFrameworks{{{Framework::megatron, "megatron"},
+constexpr Table<Framework, 5> kFrameworks{{{Framework::megatron, "megatron"},
                                            {Framework::deepspeed, "deepspeed"},
                                            {Framework::fsdp2, "fsdp2"},
-                                           {Framework::zeropp, "zeropp"}}};
+                                           {Framework::zeropp, "zeropp"},
+                                           {Framework::fsdp1, "fsdp1"}}};
 
 constexpr Table<Provenance, 4> kProvenances{{{Provenance::nominal, "nominal"},
                                              {Provenance::published, "published"},

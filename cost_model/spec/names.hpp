@@ -19,7 +19,7 @@ std::string to_string(ScheduleKind);   // "gpipe", "1f1b", "interleaved", "bfs",
 std::string to_string(Recompute);      // "none", "selective", "full"
 std::string to_string(GradReduce);     // "per_unit", "per_w"
 std::string to_string(CpKind);         // "ring", "ulysses"
-std::string to_string(Framework);      // "megatron", "deepspeed", "fsdp2", "zeropp"
+std::string to_string(Framework);      // "megatron", "deepspeed", "fsdp2", "zeropp", "fsdp1"
 std::string to_string(Provenance);     // "nominal", "published", "calibrated", "measured"
 std::string to_string(TpCommOverlap);  // "none", "userbuffers", "async_tp"
 

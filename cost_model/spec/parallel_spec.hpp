@@ -32,8 +32,11 @@ enum class GradReduce { per_unit, per_w };
 // the attention blocks, Transformer Engine's p2p) or DeepSpeed-Ulysses (all-to-all from sequence to heads).
 enum class CpKind { ring, ulysses };
 // The training framework whose conventions a plan follows: which dtype it keeps parameters, gradients and
-// optimizer states in and which dtype it reduces gradients in (spec/framework.hpp).
-enum class Framework { megatron, deepspeed, fsdp2, zeropp };
+// optimizer states in and which dtype it reduces gradients in (spec/framework.hpp). fsdp1 is PyTorch's FSDP of
+// FlatParameters (torch.distributed.fsdp.FullyShardedDataParallel, as Composer / llm-foundry run it), fsdp2 its
+// per-parameter successor (fully_shard, as torchtitan runs it); they differ in the copies around their collectives
+// (analytic/zero3_execution.hpp).
+enum class Framework { megatron, deepspeed, fsdp2, zeropp, fsdp1 };
 // How a plan overlaps its tensor-parallel communication with the GEMMs next to it (analytic/tp_overlap.hpp):
 //   none         the framework's plain path: Megatron's sequence-parallel all-gathers and reduce-scatters on the
 //                critical path, except the two it issues asynchronously in the backward of a column-parallel

@@ -96,7 +96,7 @@ TEST(ValidationSets, OfTheExperimentsGpu) {
   EXPECT_EQ(validation_sets_for(load_cluster("dgx-h100")),
             (std::vector<std::string>{"megatron_core_h100", "mpt_fsdp_h100"}));
   EXPECT_EQ(validation_sets_for(load_cluster("dgx-a100-80gb")),
-            (std::vector<std::string>{"mpt_fsdp_a100", "narayanan2021"}));
+            (std::vector<std::string>{"mpt_fsdp_a100", "mtnlg_deepspeed_a100", "narayanan2021"}));
   // H200: the H100's peak, more memory: another GPU, no set.
   EXPECT_TRUE(validation_sets_for(load_cluster("dgx-h200")).empty());
   // A profile calibrated on the H100 base keeps its peaks and memory: the H100 set is its set.

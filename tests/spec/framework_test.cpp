@@ -40,11 +40,11 @@ TEST(Framework, PlanNamesItsOwn) {
 
 TEST(Framework, UnknownValuesNameTheField) {
   EXPECT_SPEC_ERROR(parallel_from_json({{"strategy", "3d"}, {"framework", "nemo"}}), "parallel.framework",
-                    "parallel.framework=\"nemo\" must be one of megatron, deepspeed, fsdp2, zeropp");
+                    "parallel.framework=\"nemo\" must be one of megatron, deepspeed, fsdp2, zeropp, fsdp1");
   EXPECT_SPEC_ERROR(parallel_from_json({{"strategy", "3d"}, {"reduce_dtype", "fp8"}}), "parallel.reduce_dtype",
                     "parallel.reduce_dtype=\"fp8\" must be one of bf16, fp16, fp32");
   EXPECT_SPEC_ERROR(framework_from_string("Megatron", "experiment.framework"), "experiment.framework",
-                    "experiment.framework=\"Megatron\" must be one of megatron, deepspeed, fsdp2, zeropp");
+                    "experiment.framework=\"Megatron\" must be one of megatron, deepspeed, fsdp2, zeropp, fsdp1");
 }
 
 // to_json writes the framework and reduce dtype in effect; reading them back gives the same plan, whether they
@@ -78,7 +78,7 @@ TEST(Framework, ExperimentKey) {
   EXPECT_EQ(to_json(ex)["framework"], "deepspeed");
   j["framework"] = "apex";
   EXPECT_SPEC_ERROR(experiment_from_json(j), "experiment.framework",
-                    "experiment.framework=\"apex\" must be one of megatron, deepspeed, fsdp2, zeropp");
+                    "experiment.framework=\"apex\" must be one of megatron, deepspeed, fsdp2, zeropp, fsdp1");
 }
 
 }  // namespace

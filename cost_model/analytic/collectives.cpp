@@ -179,11 +179,20 @@ Group dp_cp_group(const ParallelSpec& parallel) {
 Group shard_group(const ParallelSpec& parallel) {
   const DataParallelSync d = data_parallel_sync(parallel);
   if (d.shard_group == 1) return Group{};
-  return d.shard_spans_dp ? data_parallel_group(parallel) : zero_group(parallel);
+  if (!d.shard_spans_dp) return zero_group(parallel);
+  // zero3: the z*cp GPUs tp apart and dp_shard of the dp groups (HSDP's shard mesh dimension inside its replicate
+  // dimension, as FSDP2's (replicate, shard) mesh); reported, like data_parallel_group, as the block it occupies.
+  const int shard = dp_shard_of(parallel);
+  if (shard == parallel.dp) return data_parallel_group(parallel);
+  if (shard == 1) return Group{parallel.z * parallel.cp, parallel.tp};
+  return Group{parallel.z * parallel.cp * shard, parallel.tp * parallel.pp};
 }
 Group dp_sync_group(const ParallelSpec& parallel) {
   const DataParallelSync d = data_parallel_sync(parallel);
   if (d.mode == DpSyncMode::none) return Group{};
+  // HSDP: one GPU of each of the dp/dp_shard replicas of a shard group, a shard group's block apart.
+  if (d.shard_spans_dp)
+    return Group{d.replicas, parallel.tp * parallel.z * parallel.cp * parallel.pp * dp_shard_of(parallel)};
   return d.replicas_span_z ? data_parallel_group(parallel) : dp_cp_group(parallel);
 }
 

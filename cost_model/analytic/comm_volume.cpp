@@ -116,8 +116,12 @@ PlanComm plan_comm(const Plan& plan) {
     // Replicated stages: all-reduce, or reduce-scatter + all-gather, of the whole gradient across the replicas.
     c.dp_per_param = dp_sync * ring_share(d.replicas);
   } else if (d.shard_spans_dp) {
-    // Pure ZeRO-3: gather for F, gather for B, reduce-scatter after W, every micro-batch, over all replicas.
-    c.zero_per_param = B * (2.0 * gather_bytes + grad_bytes) * ring_share(d.shard_group);
+    // zero3 without PP: gather for F, gather for B, reduce-scatter after W, every micro-batch, in the shard group;
+    // under PP (FSDP2 with reshard_after_forward off): one gather and one reduce-scatter per iteration.
+    const double passes = d.layer_wise ? B : 1;
+    c.zero_per_param = passes * ((d.layer_wise ? 2.0 : 1.0) * gather_bytes + grad_bytes) * ring_share(d.shard_group);
+    // HSDP: each reduce-scattered shard all-reduced across the replicas (every micro-batch without PP).
+    c.dp_per_param = (d.sync_every_micro_batch ? B : 1) * 2.0 * grad_bytes / d.shard_group * ring_share(d.replicas);
   } else {
     const int z = par.z;
     double gathers = 2.0 * B, reduces = B;  // naive: per micro-batch

@@ -26,6 +26,10 @@
 //         two word-embedding copies (2 ranks: V*h/t elements each, the shard V*h/z under ZeRO-3), r bytes each.
 //   zero  ZeRO-3 gathers and gradient reduce-scatters inside the ZeRO-3 group:
 //         zero3 (pure DP, group z*dp): 3*Psi per micro-batch (gather forward, gather backward, reduce-scatter);
+//         zero3 under PP (FSDP2, torchtitan's 3-D): 2*Psi per iteration (one gather, one reduce-scatter);
+//         zero3 HSDP (group S = z*cp*dp_shard): the same in the group of S, and in `dp` the all-reduce of the
+//         shard Psi/S across the dp/dp_shard replicas, 2*r*(Psi/S)*(n-1)/n, every micro-batch without PP, once
+//         per iteration under PP.
 //         zero3_pp (naive ZeRO-3 under PP, group z): 3*Psi per micro-batch;
 //         ZeroPP (group z): per scheduling unit of U micro-batches, up to 2 gathers + 1 reduce-scatter of Psi
 //         (GradReduce::per_unit: 3*Psi*ceil(B/U), the paper's 36*B*h^2/U per layer), or 2 gathers per unit and

@@ -211,7 +211,8 @@ ModelStateBytes plan_model_states(const ParallelSpec& par, const DataParallelSyn
                                   const ModelStateBytes& per_param, double psi) {
   const int replicas = par.z * par.dp * par.cp;  // CP ranks hold copies too (strategy.hpp)
   if (sync.gather == ParamGather::none) return zero_model_states(psi, par.zero_stage, replicas, per_param);
-  if (sync.shard_spans_dp) return zero_model_states(psi, 3, replicas, per_param);
+  // zero3: ZeRO-3 over its shard group (every data-parallel GPU, or HSDP's z*cp*dp_shard).
+  if (sync.shard_spans_dp) return zero_model_states(psi, 3, sync.shard_group, per_param);
   // ZeRO-3 in the z group; the optimizer states also split across dp (and cp) with ZeRO-1 (hybrid B).
   return zeropp_model_states(psi, par.z, par.dp * par.cp, par.zero_stage >= 1, per_param);
 }
@@ -227,12 +228,15 @@ double plan_buffers(const Plan& plan, const DataParallelSync& sync, const Framew
   const double psi = static_cast<double>(rank.total());
   const double chunk = psi / par.v;
   if (sync.gather == ParamGather::none) return 0;  // the full gradient buffer is the model state's `grads`
-  if (sync.shard_spans_dp) {
+  if (sync.layer_wise) {
     // Pure ZeRO-3: layer-by-layer gather with one layer prefetched; the embedding is the largest unit when
     // V > 12h.
     const double unit = static_cast<double>(std::max<std::int64_t>(per_layer, std::max(rank.embedding, rank.head)));
     return 2 * param_bytes * unit + grad_bytes * unit;
   }
+  // FSDP2 under PP: every chunk of the rank stays gathered through the iteration and accumulates its gradients
+  // unsharded until the one reduce-scatter after its last backward (strategy.hpp).
+  if (sync.gather == ParamGather::per_iteration) return param_bytes * psi + grad_bytes * psi;
   if (sync.gather == ParamGather::per_unit) {
     // ZeroPP: one chunk gathered at a time; per-unit reduction keeps every chunk's full gradient until the
     // unit's reduce-scatter, per-W reduction only the chunk being reduced.

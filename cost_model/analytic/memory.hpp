@@ -134,7 +134,9 @@ struct MemoryBytes {
 // reduce-scatter (per_unit: every chunk's, r*Psi_s, since a unit's backwards visit all chunks before its
 // reduce; per_w and zero3_pp: one chunk's, r*Psi_s/v); zero3: two layers' gathered parameters (current +
 // prefetch) and one layer's gradients (the largest of a layer and the embedding); none for three_d and
-// pp_zero1 (their full gradient buffer is the model state's `grads`).
+// pp_zero1 (their full gradient buffer is the model state's `grads`); zero3 under PP (FSDP2, parameters kept
+// gathered across micro-batches) every chunk's gathered parameters and unsharded gradients, (g + r)*Psi_s. zero3's
+// model states are ZeRO-3 over its shard group (z*cp*dp_shard with HSDP).
 // Activations: in-flight count x layers per chunk x per-layer bytes, every set counted at M_B (a set whose W
 // is deferred holds only M_W < M_B, so this bounds zb_h1/zb_h2/zeropp), + the first / last stage's extras
 // times the rank's in-flight count spread evenly over its v chunks (rounded up).

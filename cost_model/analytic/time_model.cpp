@@ -318,14 +318,22 @@ ActionCosts action_costs(const Plan& plan) {
   // As the framework executes them (zero3_execution.hpp): the collectives with their side-stream copies, and the
   // copies on the compute stream charged to the forward and backward that wait for them.
   const double layer_params = static_cast<double>(layer_params_per_tp_rank(m, t).total());
-  if (sync.shard_spans_dp) {
-    const Group dg = data_parallel_group(par);
+  if (sync.layer_wise) {
+    const Group sg = shard_group(par);
     const double params = static_cast<double>(rank_params(m, 1, 1, 0, t).total());
-    const Zero3Seconds z3 = zero3_seconds(plan, dg, params, layer_params);
+    const Zero3Seconds z3 = zero3_seconds(plan, sg, params, layer_params);
     a.gather = z3.gather;
     a.reduce_scatter = z3.reduce_scatter;
     a.f += z3.forward_copies;
     a.b += z3.backward_copies;
+  } else if (sync.shard_spans_dp && sync.shard_group > 1) {
+    // FSDP2 under PP: a regular chunk's layers in zero3's shard group, once per iteration: the copy-out follows the
+    // gather, the reduction's copy-in precedes the reduce-scatter (as ZeroPP's per-unit gathers below).
+    const Group sg = shard_group(par);
+    const double params = static_cast<double>(lc) * layer_params;
+    const Zero3Seconds z3 = zero3_seconds(plan, sg, params, layer_params);
+    a.gather = z3.gather + z3.forward_copies;
+    a.reduce_scatter = z3.reduce_scatter + z3.backward_copies - z3.forward_copies;
   } else if (par.z > 1 && sync.gather != ParamGather::none) {
     const Group zg = zero_group(par);
     // A regular chunk: its layers (the embedding and head of the end stages are not counted here).
@@ -444,16 +452,28 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
   const auto hidden = [&](double comm, double compute) {
     return contention_seconds(plan.cluster, CommKernel::nccl, std::min(comm, compute));
   };
+  double layer_wise_sync = -1;  // HSDP without PP: the per-micro-batch all-reduces' exposed seconds
   if (a.gather > 0 || a.reduce_scatter > 0) {
     const double fwd = a.f + a.tp_f, bwd = a.b + a.recompute + a.w + a.tp_b + a.tp_recompute;
     const DataParallelSync sync = data_parallel_sync(par);
-    if (sync.shard_spans_dp) {
+    if (sync.layer_wise) {
       // Layer by layer, every micro-batch: gather layer l+1 during layer l's forward; gather layer l-1 and
-      // reduce-scatter layer l+1 during layer l's backward.
+      // reduce-scatter layer l+1 during layer l's backward. HSDP all-reduces layer l+2's shard beside them on its
+      // own stream (FSDP2's all-reduce stream): what outlasts both the backward and the ZeRO-3 stream is exposed,
+      // and the compute is slowed while either runs (the longer of the two).
       const double L = a.layers_per_chunk;
       const double g = a.gather / L, rs = a.reduce_scatter / L, fl = fwd / L, bl = bwd / L;
+      const double ar = sync.sync_every_micro_batch ? a.dp_sync / L : 0;
       r.zero_exposed = g + rs + m * L * (std::max(0.0, g - fl) + std::max(0.0, g + rs - bl));
-      r.compute += m * L * (hidden(g, fl) + hidden(g + rs, bl));
+      r.compute += m * L * (hidden(g, fl) + hidden(std::max(g + rs, ar), bl));
+      if (ar > 0) layer_wise_sync = ar + m * L * std::max(0.0, ar - std::max(bl, g + rs));
+    } else if (sync.gather == ParamGather::per_iteration) {
+      // FSDP2 under PP: each chunk gathered before its first forward (the first exposed, the next ones under the
+      // forward of the chunk before) and reduce-scattered after its last backward (the last one, chunk 0's, exposed;
+      // the others under the backward of the chunks after them).
+      r.zero_exposed = a.gather + a.reduce_scatter +
+                       (v - 1) * (std::max(0.0, a.gather - fwd) + std::max(0.0, a.reduce_scatter - bwd));
+      r.compute += (v - 1) * (hidden(a.gather, fwd) + hidden(a.reduce_scatter, bwd));
     } else if (sync.gather == ParamGather::per_micro_batch) {
       // Gather before every F and B of a chunk, reduce-scatter after its W; prefetched during the previous one.
       const double n = static_cast<double>(m) * v;
@@ -476,7 +496,9 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
   // overlap the later chunks' backward and all but the first bucket's share of the last chunk's; the last
   // bucket always follows the backward.
   double sync_exposed = a.dp_sync;
-  if (par.overlap_grad_reduce && a.dp_sync > 0) {
+  if (layer_wise_sync >= 0) {
+    sync_exposed = layer_wise_sync;
+  } else if (par.overlap_grad_reduce && a.dp_sync > 0) {
     const double chunk_backward = a.b + a.recompute + a.w;
     const double n = dp_sync_buckets(
         par, 0, static_cast<double>(virtual_stage_params(plan.model, stage_layout(plan.model, par), 0, par.tp).total()),

@@ -27,7 +27,10 @@
 //     chunk for ZeroPP; the previous layer for pure ZeRO-3; the previous micro-batch's action for naive ZeRO-3
 //     under PP): exposed is only what exceeds that compute, plus the first gather of the iteration in full.
 //     Gradient reduce-scatters share the link with the next gather inside the same window; the last one of the
-//     iteration is exposed.
+//     iteration is exposed. FSDP2 under PP gathers each chunk once (before its first forward: the first exposed,
+//     the others under the chunk before's forward) and reduce-scatters it once (after its last backward: chunk 0's
+//     exposed). HSDP without PP all-reduces every layer's shard across the replicas beside the next layers'
+//     backward on its own stream, each micro-batch: what outlasts both is exposed.
 //   - DP gradient sync (all-reduce, or the reduce-scatter of ZeRO-1/hybrid B) overlaps the rank's last
 //     micro-batch backward; what exceeds it is exposed. Without overlap (options) it is fully exposed. The
 //     parameter all-gather after a sharded optimizer step, the tied-embedding all-reduce between first and last

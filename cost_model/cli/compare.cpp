@@ -108,7 +108,9 @@ void print_table(const Experiment& ex, const std::vector<search::CompareRow>& ro
       << "iter s and peak GiB (GiB = 2^30 B): simulated schedule; (closed): the closed forms for the same plan"
       << (any_closed ? "; cf: closed form only (--closed-form)" : "")
       << ".\nRows: 3d, zero3 (tp = 1), the pipeline rows and zeropp_a/b are plans without context parallelism "
-         "(cp = 1); fsdp_tp is ZeRO-3 with tp > 1 (torchtitan's FSDP2 + TP), cp = 1; a _cp row is its strategy "
+         "(cp = 1); fsdp_tp is ZeRO-3 with tp > 1 (torchtitan's FSDP2 + TP), cp = 1; hsdp ZeRO-3 sharded over part of "
+         "dp and replicated across the rest (FSDP2's HSDP, dp_shard < dp); fsdp_pp and fsdp_tp_pp ZeRO-3 under a "
+         "pipeline without and with TP (torchtitan's 3-D); a _cp row is its strategy "
          "with cp > 1 (zero3_cp with any tp). A strategy's rows split its plans, so the fastest row is the search's "
          "fastest plan; vs 3D is against the 3d row (cp = 1). FP8 is not modelled.\n";
   for (const std::string& line : absent) std::cout << line << ".\n";

@@ -38,7 +38,7 @@ struct EstimateArgs {
   std::string strategy, schedule, recompute, grad_reduce, dtype, framework, tp_comm_overlap, fp8_recipe;
   std::optional<bool> fp8_all_gather;
   std::optional<int> tp, pp, dp, z, zero_stage, v, micro_batch, micro_batches, unit, gpus;
-  std::optional<int> first_stage_layers, last_stage_layers, cp;
+  std::optional<int> first_stage_layers, last_stage_layers, cp, dp_shard;
   std::string cp_kind;
   std::optional<long long> global_batch;
   std::optional<bool> sequence_parallel;
@@ -92,6 +92,7 @@ Plan build_plan(const EstimateArgs& a) {
       throw SpecError("--gpus", fmt::format("--gpus={} is not a multiple of {}={}", *a.gpus, label, inner));
     p.dp = static_cast<int>(*a.gpus / inner);
   }
+  if (a.dp_shard) p.dp_shard = *a.dp_shard;  // after --gpus: its rule is against the dp it sets
   if (!a.schedule.empty())
     p.schedule = schedule_from_string(a.schedule, "--schedule");
   else if (!from_file || a.v || !a.strategy.empty())
@@ -297,6 +298,10 @@ const bool registered = register_command({
       sub.add_option("--cp", a->cp,
                      "Context parallel size: GPUs that split every sequence (--context-parallel-size); needs "
                      "flash attention")
+          ->check(integer_in(1, limits::kGpus));
+      sub.add_option("--dp-shard", a->dp_shard,
+                     "HSDP (strategy zero3, framework fsdp2): dp groups one ZeRO-3 shard group spans (torchtitan's "
+                     "data_parallel_shard_degree with z = 1); dp/dp-shard replicas; default dp (plain FSDP)")
           ->check(integer_in(1, limits::kGpus));
       sub.add_option("--cp-kind", a->cp_kind,
                      "ring (Megatron/Transformer Engine KV ring, default) | ulysses (DeepSpeed all-to-all)");

@@ -21,9 +21,21 @@ LoweringOptions lowering_for(const Plan& plan) {
   const DataParallelSync d = data_parallel_sync(par);
   LoweringOptions opts;
   if (d.shard_group > 1) {
-    const bool per_unit = d.gather == ParamGather::per_unit;
-    opts.shard = per_unit ? ShardPolicy::per_unit : ShardPolicy::per_microbatch;
-    opts.grad_reduce = per_unit ? par.grad_reduce : GradReduce::per_w;
+    switch (d.gather) {
+      case ParamGather::per_unit:
+        opts.shard = ShardPolicy::per_unit;
+        opts.grad_reduce = par.grad_reduce;
+        break;
+      case ParamGather::per_iteration:
+        // FSDP2 under PP: a unit is the whole iteration (the schedule's unit is 0), so one REDUCE_GRAD per stage.
+        opts.shard = ShardPolicy::per_iteration;
+        opts.grad_reduce = GradReduce::per_unit;
+        break;
+      default:
+        opts.shard = ShardPolicy::per_microbatch;
+        opts.grad_reduce = GradReduce::per_w;
+        break;
+    }
   }
   opts.dp_sync = d.mode != DpSyncMode::none;
   opts.dp_sync_overlap = par.overlap_grad_reduce;

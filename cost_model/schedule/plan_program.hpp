@@ -9,7 +9,11 @@
 //                    unit or per W (parallel.grad_reduce); DP_SYNC of the shard across dp: all-reduce (A) or
 //                    reduce-scatter with a parameter all-gather after the step (B).
 //   zero3_pp, zero3  the plan's schedule; UNSHARD/RESHARD around every micro-batch's F and B, REDUCE_GRAD after
-//                    every W (naive ZeRO-3); zero3 (pp = 1) shards over all z*dp GPUs and has no DP_SYNC.
+//                    every W (naive ZeRO-3); zero3 (pp = 1) shards over all z*dp GPUs and has no DP_SYNC (HSDP:
+//                    a DP_SYNC after the last W, which the simulator's per-layer expansion places after every
+//                    micro-batch's reduce-scatter, as FSDP2 all-reduces them).
+//   zero3, pp > 1    FSDP2 under PP: the plan's schedule; UNSHARD before a chunk's first use, RESHARD after its last
+//                    (ShardPolicy::per_iteration), one REDUCE_GRAD after the chunk's last W; HSDP: DP_SYNC after it.
 // Recompute: RECOMPUTE actions when parallel.recompute is not none; the backward is split into B and W for the
 // zero-bubble schedules and ZeroPP.
 #include "cost_model/schedule/generate.hpp"

@@ -98,7 +98,7 @@ double memory_walk_bound(const Plan& plan, double stop_above, const simulate::Ac
   const simulate::ActionCosts& costs = given ? *given : own;
   const DataParallelSync sync = data_parallel_sync(plan.parallel);
   // Pure ZeRO-3 is simulated a layer at a time (per_layer.hpp): its buffers are a layer's share of the stage's.
-  const double share = sync.shard_spans_dp ? 1.0 / plan.model.layers : 1.0;
+  const double share = sync.layer_wise ? 1.0 / plan.model.layers : 1.0;
   const schedule::ScheduleConfig cfg = schedule::schedule_for(plan);
   // The ZeroPP schedule runs its units one after another through the same per-rank code and ends each with an
   // empty W stack (schedule/zeropp.cpp): every allocation of a unit's compute actions is freed in that unit, so
@@ -133,7 +133,7 @@ double memory_walk_bound(const Plan& plan, double stop_above, const simulate::Ac
 
 bool has_lowered_memory_bound(const Plan& plan) {
   const DataParallelSync sync = data_parallel_sync(plan.parallel);
-  return sync.shard_group > 1 && !sync.shard_spans_dp;
+  return sync.shard_group > 1 && !sync.layer_wise;
 }
 
 double lowered_memory_bound(const Plan& plan, const PreparedPlan& prepared, double stop_above) {
@@ -224,7 +224,7 @@ double lowered_memory_bound(const Plan& plan, const PreparedPlan& prepared, doub
 }
 
 double schedule_time_bound(const Plan& plan, const simulate::ActionCosts* given) {
-  if (data_parallel_sync(plan.parallel).shard_spans_dp) return lower_bounds(plan, given).time_s;
+  if (data_parallel_sync(plan.parallel).layer_wise) return lower_bounds(plan, given).time_s;
   const simulate::ActionCosts own = given ? simulate::ActionCosts{} : simulate::costs_from_plan(plan);
   const simulate::ActionCosts& costs = given ? *given : own;
   const simulate::SimResult sim = simulate::simulate(schedule::generate(schedule::schedule_for(plan)), costs);

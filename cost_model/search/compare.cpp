@@ -15,13 +15,16 @@ std::vector<CompareRowSpec> compare_row_specs() {
   using K = ScheduleKind;
   using S = Strategy;
   constexpr SizeClass any = SizeClass::any, one = SizeClass::one, more = SizeClass::more;
-  const auto row = [](const char* name, S s, std::optional<K> k, SizeClass cp, SizeClass tp, bool variant) {
+  const auto row = [](const char* name, S s, std::optional<K> k, SizeClass cp, SizeClass tp, bool variant,
+                      SizeClass pp = SizeClass::any, SizeClass replicas = SizeClass::any) {
     CompareRowSpec r;
     r.name = name;
     r.strategy = s;
     r.schedule = k;
     r.cp = cp;
     r.tp = tp;
+    r.pp = pp;
+    r.replicas = replicas;
     r.variant = variant;
     return r;
   };
@@ -29,8 +32,11 @@ std::vector<CompareRowSpec> compare_row_specs() {
   return {
       row("3d", S::three_d, anyk, one, any, false),
       row("3d_cp", S::three_d, anyk, more, any, true),
-      row("zero3", S::zero3, anyk, one, one, false),
-      row("fsdp_tp", S::zero3, anyk, one, more, true),
+      row("zero3", S::zero3, anyk, one, one, false, one, one),
+      row("fsdp_tp", S::zero3, anyk, one, more, true, one, one),
+      row("hsdp", S::zero3, anyk, one, any, true, one, more),
+      row("fsdp_pp", S::zero3, anyk, one, one, true, more, any),
+      row("fsdp_tp_pp", S::zero3, anyk, one, more, true, more, any),
       row("zero3_cp", S::zero3, anyk, more, any, true),
       row("1f1b_zero1", S::pp_zero1, anyk, one, any, false),
       row("1f1b_zero1_cp", S::pp_zero1, anyk, more, any, true),
@@ -61,12 +67,19 @@ std::string cp_absent_reason(const Experiment& ex, int min_cp_tokens) {
 
 namespace {
 
-// Why the space has no FSDP + TP plan, or "" when the framework runs it.
-std::string fsdp_tp_absent_reason(const Experiment& ex) {
+// Why the space has no FSDP + TP, FSDP + PP or HSDP plan, or "" when the framework runs them.
+std::string fsdp2_absent_reason(const Experiment& ex) {
   const Framework f = ex.framework.value_or(Framework::fsdp2);
   if (f == Framework::fsdp2) return "";
-  return fmt::format("FSDP + TP (fsdp_tp) is torchtitan's FSDP2 + TP and the experiment's framework is {}",
+  return fmt::format("FSDP + TP (fsdp_tp), FSDP under a pipeline (fsdp_pp, fsdp_tp_pp) and HSDP (hsdp) are "
+                     "torchtitan's FSDP2 and the experiment's framework is {}",
                      to_string(f));
+}
+
+// A zero3 row only FSDP2 has plans of: with TP, a pipeline or HSDP replicas.
+bool fsdp2_row(const PlanFamily& row) {
+  return row.strategy == Strategy::zero3 &&
+         (row.tp == SizeClass::more || row.pp == SizeClass::more || row.replicas == SizeClass::more);
 }
 
 // Why a row has no plan at all, with what to change. Every data-parallel replica (z*dp of them, GPUs/(tp*pp))
@@ -76,22 +89,23 @@ std::string no_plan_note(const Experiment& ex, const CompareRowSpec& row, int mi
   if (row.cp == SizeClass::more)
     if (std::string why = cp_absent_reason(ex, min_cp_tokens); !why.empty())
       return fmt::format("no {} plan: {}", row.name, why);
-  if (row.strategy == Strategy::zero3 && row.tp == SizeClass::more)
-    if (std::string why = fsdp_tp_absent_reason(ex); !why.empty()) return fmt::format("no {} plan: {}", row.name, why);
+  if (fsdp2_row(row))
+    if (std::string why = fsdp2_absent_reason(ex); !why.empty()) return fmt::format("no {} plan: {}", row.name, why);
   const StrategyTraits& t = traits(row.strategy);
   const long long tp_max = t.tensor_parallel ? ex.cluster.gpus_per_node : 1;
-  const long long pp_max = t.pipeline ? ex.model.layers : 1;
+  const bool pipeline = t.pipeline && row.pp != SizeClass::one;  // the zero3 rows without PP
+  const long long pp_max = pipeline ? ex.model.layers : 1;
   const long long fewest_replicas = (ex.gpus + tp_max * pp_max - 1) / (tp_max * pp_max);
   std::string why;
   if (ex.global_batch < fewest_replicas) {
-    const std::string how = !t.tensor_parallel && !t.pipeline
+    const std::string how = !t.tensor_parallel && !pipeline
                                 ? "every GPU is one: no TP, no pipeline"
                                 : fmt::format("GPUs / (tp x pp), tp <= {}, pp <= {}", tp_max, pp_max);
     why = fmt::format(
         ": its layouts have at least {} data-parallel replicas ({}), each needing a sequence per iteration, and the "
         "global batch has {}: give at least {} sequences{}",
         fewest_replicas, how, ex.global_batch, fewest_replicas,
-        t.pipeline ? "" : ", or a strategy with pipeline stages");
+        pipeline ? "" : ", or a strategy with pipeline stages");
   } else {
     why = fmt::format(
         ": no layout of tp, pp, z and dp divides both the {} GPUs and the global batch of {} (and the model's heads "
@@ -163,7 +177,7 @@ std::vector<std::string> absent_variants(const Experiment& ex, const std::vector
   std::string cp_rows, tp_rows, other_rows;
   for (const CompareRow& r : rows) {
     if (r.found || !r.spec.variant || r.evaluated > 0) continue;
-    std::string& list = r.spec.cp == SizeClass::more ? cp_rows : r.spec.tp == SizeClass::more ? tp_rows : other_rows;
+    std::string& list = r.spec.cp == SizeClass::more ? cp_rows : fsdp2_row(r.spec) ? tp_rows : other_rows;
     list += (list.empty() ? "" : ", ") + r.spec.name;
   }
   std::vector<std::string> out;
@@ -173,8 +187,8 @@ std::vector<std::string> absent_variants(const Experiment& ex, const std::vector
     out.push_back(fmt::format("no {} row: {}", cp_rows, why));
   }
   if (!tp_rows.empty()) {
-    std::string why = fsdp_tp_absent_reason(ex);
-    if (why.empty()) why = "no TP size divides the node's GPUs, the model's heads and the batch's layouts";
+    std::string why = fsdp2_absent_reason(ex);
+    if (why.empty()) why = "no layout of tp, pp and dp_shard divides the GPUs, the model's heads and the batch";
     out.push_back(fmt::format("no {} row: {}", tp_rows, why));
   }
   if (!other_rows.empty()) out.push_back(fmt::format("no {} row: the space has no plan of it", other_rows));

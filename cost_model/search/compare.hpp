@@ -4,8 +4,11 @@
 // plans and times. A row is a family of plans (search.hpp, PlanFamily): a strategy, maybe on one schedule, with
 // or without context parallelism (cp) and, for ZeRO-3, tensor parallelism. The rows without CP:
 //   3d            the best 3D plan (tp, pp, schedule, v chosen), cp = 1
-//   zero3         pure ZeRO-3 over all GPUs, tp = 1, cp = 1 (simulated layer by layer: simulated_estimate.hpp)
+//   zero3         pure ZeRO-3 over all GPUs, tp = 1, cp = 1, pp = 1 (simulated layer by layer: simulated_estimate.hpp)
 //   fsdp_tp       ZeRO-3 with tp > 1, cp = 1: torchtitan's 2-D FSDP2 + TP (spec/strategy.hpp)
+//   hsdp          ZeRO-3 with HSDP replicas (dp_shard < dp), pp = 1, cp = 1, any tp: FSDP2's hybrid sharding
+//   fsdp_pp       ZeRO-3 under a pipeline (pp > 1), tp = 1, cp = 1, with or without HSDP: FSDP2 + PP
+//   fsdp_tp_pp    the same with tp > 1: torchtitan's 3-D FSDP2 + TP + PP
 //   1f1b_zero1    the best PP + ZeRO-1 plan, on whichever schedule wins, cp = 1
 //   zb_h1_zero1   the best PP + ZeRO-1 plan on ZB-H1, cp = 1
 //   zb_h2_zero1   the same on ZB-H2
@@ -16,7 +19,8 @@
 // without TP), 1f1b_zero1_cp, zero3_pp_cp, zeropp_a_cp, zeropp_b_cp. The rows of a strategy without a schedule
 // (3d and 3d_cp; zero3, fsdp_tp and zero3_cp; ...) split its plans between them, so the fastest row is the
 // search's fastest plan. fsdp_tp and the _cp rows are "variants": compare shows one only when the space has
-// plans of it (CP needs a sequence of 2 x min_cp_tokens tokens, space.hpp; FSDP + TP the fsdp2 framework).
+// plans of it (CP needs a sequence of 2 x min_cp_tokens tokens, space.hpp; FSDP + TP, FSDP + PP and HSDP the
+// fsdp2 framework).
 // Every row also chooses b, recompute and the ZeRO stage its strategy allows. The row's plan is the search's
 // best of its family: exact over the whole space (the family is a group of the one search), ranked by simulated
 // time (ties: lower peak, then enumeration order). When none fits, the row is the plan that misses memory by

@@ -20,6 +20,7 @@ std::string describe_plan(const ParallelSpec& p) {
   if (p.z > 1) out += fmt::format(" z={}", p.z);
   if (p.cp > 1) out += fmt::format(" cp={}{}", p.cp, p.cp_kind == CpKind::ulysses ? " ulysses" : "");
   out += fmt::format(" pp={} dp={}", p.pp, p.dp);
+  if (p.dp_shard > 0) out += fmt::format(" dp_shard={}", p.dp_shard);  // HSDP
   if (p.first_stage_layers > 0) out += fmt::format(" first={}", p.first_stage_layers);
   if (p.last_stage_layers > 0) out += fmt::format(" last={}", p.last_stage_layers);
   // The choices the search makes beyond the split, shown where the strategy has a choice.

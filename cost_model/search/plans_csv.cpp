@@ -25,17 +25,18 @@ const char* fate_name(PlanFate f) {
 
 std::string plans_csv(const SearchResult& r) {
   std::string out =
-      "index,strategy,tp,z,cp,cp_kind,pp,dp,zero_stage,sequence_parallel,schedule,v,b,B,U,recompute,first_stage_layers,"
-      "last_stage_layers,fate,time_bound_s,"
+      "index,strategy,tp,z,cp,cp_kind,pp,dp,dp_shard,zero_stage,sequence_parallel,schedule,v,b,B,U,recompute,"
+      "first_stage_layers,last_stage_layers,fate,time_bound_s,"
       "memory_bound_bytes,executor,iteration_s,compute_s,exposed_tp_s,exposed_pp_s,exposed_zero_s,exposed_dp_s,"
       "bubble_s,peak_memory_bytes,feasible,closed_form_iteration_s\n";
   for (std::size_t i = 0; i < r.all.size(); ++i) {
     const PlanRecord& rec = r.all[i];
     const ParallelSpec& p = rec.parallel;
     // first/last_stage_layers: 0 when the plan takes the default split (even, or Megatron's accounted one).
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g}", i,
+    // dp_shard: 0 unless HSDP (every dp group shards).
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g}", i,
                        to_string(p.strategy), p.tp, p.z, p.cp, p.cp > 1 ? to_string(p.cp_kind) : "-", p.pp, p.dp,
-                       p.zero_stage, p.sequence_parallel ? 1 : 0, to_string(p.schedule), p.v, p.micro_batch,
+                       p.dp_shard, p.zero_stage, p.sequence_parallel ? 1 : 0, to_string(p.schedule), p.v, p.micro_batch,
                        p.micro_batches, p.unit, to_string(p.recompute), p.first_stage_layers, p.last_stage_layers,
                        fate_name(rec.fate), rec.bounds.time_s, rec.bounds.memory_bytes);
     if (rec.result) {

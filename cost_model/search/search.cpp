@@ -601,7 +601,9 @@ bool PlanFamily::contains(const ParallelSpec& p) const {
   const auto in = [](SizeClass c, int size) {
     return c == SizeClass::any || (c == SizeClass::one ? size == 1 : size > 1);
   };
-  return p.strategy == strategy && (!schedule || p.schedule == *schedule) && in(cp, p.cp) && in(tp, p.tp);
+  const int hsdp_replicas = p.dp_shard > 0 ? p.dp / p.dp_shard : 1;
+  return p.strategy == strategy && (!schedule || p.schedule == *schedule) && in(cp, p.cp) && in(tp, p.tp) &&
+         in(pp, p.pp) && in(replicas, hsdp_replicas);
 }
 
 std::string describe_family(const PlanFamily& f) {
@@ -613,6 +615,8 @@ std::string describe_family(const PlanFamily& f) {
   };
   size("tp", f.tp);
   size("cp", f.cp);
+  size("pp", f.pp);
+  size("HSDP replicas", f.replicas);
   if (f.schedule) out += " on " + to_string(*f.schedule);
   return out;
 }

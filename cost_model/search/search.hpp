@@ -38,17 +38,20 @@
 
 namespace zeropp::search {
 
-// Which sizes of one dimension (cp or tp) a family takes.
+// Which sizes of one dimension (cp, tp, pp, the HSDP replicas) a family takes.
 enum class SizeClass { any, one, more };  // any size; exactly 1; 2 or more
 
 // A family of plans whose best the search answers exactly, like a strategy's (compare's rows, compare.hpp): the
-// plans of one strategy, optionally on one schedule, with cp and tp of the given classes.
+// plans of one strategy, optionally on one schedule, with cp, tp, pp and the replicas of a ZeRO-3 shard group
+// (HSDP's dp/dp_shard; 1 for every other plan) of the given classes.
 struct PlanFamily {
   std::string name;  // "3d_cp"
   Strategy strategy = Strategy::three_d;
   std::optional<ScheduleKind> schedule;  // none: any schedule
   SizeClass cp = SizeClass::any;
   SizeClass tp = SizeClass::any;
+  SizeClass pp = SizeClass::any;
+  SizeClass replicas = SizeClass::any;  // HSDP's replicate degree dp/dp_shard (strategy zero3)
   bool contains(const ParallelSpec&) const;
 };
 // "3d with cp > 1 on zb_h1"; the bare strategy when the family is the whole strategy.

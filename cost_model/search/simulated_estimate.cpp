@@ -8,7 +8,7 @@
 namespace zeropp::search {
 
 bool simulatable(const Plan& plan) {
-  return traits(plan.parallel.strategy).pipeline || data_parallel_sync(plan.parallel).shard_spans_dp;
+  return traits(plan.parallel.strategy).pipeline || data_parallel_sync(plan.parallel).layer_wise;
 }
 
 analytic::CommBytes simulated_comm_bytes(const Plan& plan, const simulate::SimResult& sim) {

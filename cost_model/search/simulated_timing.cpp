@@ -105,11 +105,14 @@ PreparedPlan prepare_plan(const Plan& plan, const simulate::ActionCosts& costs) 
 simulate::SimResult simulate_plan(const Plan& plan, const PreparedPlan* prepared) {
   const PreparedPlan own = prepared ? PreparedPlan{} : prepare_plan(plan);
   const PreparedPlan& use = prepared ? *prepared : own;
-  if (data_parallel_sync(plan.parallel).shard_spans_dp) {
-    // Pure ZeRO-3: one stage (pp = 1) gathered a layer at a time (simulate/per_layer.hpp).
+  const DataParallelSync sync = data_parallel_sync(plan.parallel);
+  if (sync.layer_wise) {
+    // Pure ZeRO-3: one stage (pp = 1) gathered a layer at a time (simulate/per_layer.hpp); HSDP all-reduces every
+    // layer's reduce-scattered shard after each micro-batch.
     const int layers = plan.model.layers;
-    return simulate::simulate(simulate::expand_layers(use.program, layers),
-                              simulate::per_layer_costs(use.costs, layers));
+    return simulate::simulate(
+        simulate::expand_layers(use.program, layers, simulate::kDefaultPrefetch, sync.sync_every_micro_batch),
+        simulate::per_layer_costs(use.costs, layers));
   }
   return simulate::simulate(use.program, use.costs);
 }

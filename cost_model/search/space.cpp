@@ -24,13 +24,40 @@ std::vector<int> divisors_from(int n, int first) {
   return out;
 }
 
-// The context-parallel sizes tried with `gpus` GPUs left after the intra-node group (space.hpp).
-std::vector<int> cp_sizes(const Experiment& ex, const SpaceOptions& options, int gpus) {
-  std::vector<int> out{1};
+struct CpChoice {
+  int cp;
+  CpKind kind;
+};
+
+// The context-parallel groups tried with `gpus` GPUs left after the intra-node group of tp (space.hpp): every size
+// that leaves each CP rank min_cp_tokens tokens or more, as Megatron's ring where the sequence splits into 2 cp
+// chunks and as DeepSpeed-Ulysses where cp divides the sequence and a TP rank's heads and key/value heads
+// (validate_context_parallel's rules).
+std::vector<CpChoice> cp_choices(const Experiment& ex, const SpaceOptions& options, int gpus, int tp) {
+  std::vector<CpChoice> out{{1, CpKind::ring}};
   const ModelSpec& m = ex.model;
   if (m.attention_kind() != AttentionKind::flash) return out;  // validate_context_parallel
-  for (int cp : divisors_from(gpus, 2))
-    if (m.seq_len % (2 * cp) == 0 && m.seq_len / cp >= options.min_cp_tokens) out.push_back(cp);
+  const int heads = m.heads / tp, kv_heads = m.kv_heads_or_heads() / tp;
+  for (int cp : divisors_from(gpus, 2)) {
+    if (m.seq_len / cp < options.min_cp_tokens) continue;
+    if (m.seq_len % (2 * cp) == 0) out.push_back({cp, CpKind::ring});
+    if (m.seq_len % cp == 0 && heads % cp == 0 && kv_heads % cp == 0) out.push_back({cp, CpKind::ulysses});
+  }
+  return out;
+}
+
+// FSDP under a pipeline and HSDP are FSDP2's (spec/strategy.hpp): zero3 takes pp > 1 and dp_shard < dp only with it.
+bool fsdp2_zero3(const Experiment& ex, Strategy s) {
+  return s == Strategy::zero3 && ex.framework.value_or(Framework::fsdp2) == Framework::fsdp2;
+}
+
+// The dp_shard values a plan tries: 0 (every dp group shards: plain FSDP) and, for zero3 under FSDP2, HSDP with
+// every divisor of dp below it whose shard group z*cp*dp_shard has 2 GPUs or more.
+std::vector<int> dp_shards(const Experiment& ex, const ParallelSpec& p) {
+  std::vector<int> out{0};
+  if (!fsdp2_zero3(ex, p.strategy)) return out;
+  for (int d : divisors(p.dp))
+    if (d < p.dp && p.z * p.cp * d >= 2) out.push_back(d);
   return out;
 }
 
@@ -99,7 +126,8 @@ std::vector<ScheduleChoice> schedule_choices(Strategy s, int pp, int L, int max_
   }
   if (pp == 1) return {{ScheduleKind::one_f_one_b, 1}};
   for (ScheduleKind k : {ScheduleKind::one_f_one_b, ScheduleKind::zb_h1, ScheduleKind::zb_h2, ScheduleKind::gpipe})
-    out.push_back({k, 1});
+    if (s != Strategy::zero3 || (k != ScheduleKind::zb_h1 && k != ScheduleKind::zb_h2))  // FSDP under PP: no ZB
+      out.push_back({k, 1});
   for (int v = 2; v <= max_v; ++v)
     if (fits(v)) out.push_back({ScheduleKind::interleaved, v});
   for (int v = 1; v <= max_v; ++v)
@@ -163,11 +191,13 @@ void for_each_layout(const Experiment& ex, const SpaceOptions& options,
     for (const auto& [group_tp, group_z] : inner_groups(ex, s)) {
       const int inner = group_tp * group_z;
       if (inner > N || N % inner != 0) continue;
-      for (int cp : cp_sizes(ex, options, N / inner)) {
+      for (const auto [cp, cp_kind] : cp_choices(ex, options, N / inner, group_tp)) {
       p.cp = cp;
+      p.cp_kind = cp_kind;
       // Every pipeline depth the GPUs allow with a layer or more per rank; the layers need not divide evenly
-      // (stage_splits.hpp).
-      for (int pp : (t.pipeline ? divisors(N / (inner * cp)) : std::vector<int>{1})) {
+      // (stage_splits.hpp). zero3 runs a pipeline only under FSDP2.
+      const bool pipeline = t.pipeline && (s != Strategy::zero3 || fsdp2_zero3(ex, s));
+      for (int pp : (pipeline ? divisors(N / (inner * cp)) : std::vector<int>{1})) {
         if (pp > L) break;
         p.tp = group_tp;
         p.z = group_z;
@@ -183,6 +213,8 @@ void for_each_layout(const Experiment& ex, const SpaceOptions& options,
           if (b * b != G / pipelines) micro_batches.push_back(static_cast<int>(G / pipelines / b));
         }
         std::sort(micro_batches.begin(), micro_batches.end());
+        for (int dp_shard : dp_shards(ex, p)) {
+        p.dp_shard = dp_shard;
         for (int stage = t.min_zero_stage; stage <= t.max_zero_stage; ++stage) {
           p.zero_stage = stage;
           for (const TpComm& tc : p.tp > 1 ? tp_comms(framework_of(p), ex.cluster) : kNoTp) {
@@ -209,6 +241,7 @@ void for_each_layout(const Experiment& ex, const SpaceOptions& options,
               }
             }
           }
+        }
         }
       }
       }

@@ -11,7 +11,10 @@
 //               ZeRO stage 0 (all-reduce) or 1 (distributed optimizer).
 //   1f1b_zero1  tp = z = 1; pp any; dp = N/pp; ZeRO stage 0 or 1 across dp.
 //   zero3       one ZeRO-3 group over all N GPUs, written z = min(g, N), dp = N/z (stage 3), pp = 1; and with
-//               framework fsdp2 (the default) FSDP2 + TP: every tp >= 2 as for 3d (SP as 3d), z = 1, dp = N/tp.
+//               framework fsdp2 (the default) FSDP2 + TP: every tp >= 2 as for 3d (SP as 3d), z = 1, dp = N/tp;
+//               FSDP2 under a pipeline: pp any (torchtitan's 3-D with tp >= 2), schedules 1f1b, gpipe,
+//               interleaved, bfs; and HSDP: dp_shard every divisor of dp below dp (shard group z*cp*dp_shard >= 2),
+//               besides plain FSDP (dp_shard unset).
 //   zero3_pp    z any divisor >= 2 of g (the ZeRO-3 group inside a node); pp any; dp = N/(z pp);
 //               ZeRO stage 0 or 1 across dp; parameters gathered and freed per micro-batch.
 //   zeropp_a/b  z as zero3_pp; pp any; dp = N/(z pp); hybrid A all-reduces across dp (stage 0),
@@ -25,9 +28,10 @@
 //                              Megatron requires); bfs (v >= 1).
 //   zeropp_a/b                 zeropp, every U in 1..B (the last unit holds B mod U micro-batches when U does
 //                              not divide B).
-// Context parallelism cp (every strategy; Megatron's ring, cp_kind ulysses is left to plans that name it): 1, and
-// with flash attention every divisor cp >= 2 of N / (tp z) with seq_len divisible by 2 cp and at least
-// min_cp_tokens tokens per CP rank; pp then divides N / (tp z cp) and dp = N / (tp z cp pp).
+// Context parallelism cp (every strategy): 1, and with flash attention every divisor cp >= 2 of N / (tp z) with at
+// least min_cp_tokens tokens per CP rank, as Megatron's ring where seq_len is divisible by 2 cp and as
+// DeepSpeed-Ulysses where cp divides seq_len and a TP rank's heads and key/value heads; pp then divides
+// N / (tp z cp) and dp = N / (tp z cp pp).
 // Micro-batch b: every b with b z dp dividing G; B = G / (b z dp) <= 2^20, and the program of (pp, v, B) within
 // the simulator's action budget (schedule/budget.hpp): larger plans are left out (they cannot be simulated).
 // Recompute none | selective | full for every layout.

@@ -212,9 +212,11 @@ void table_section(std::string& md, const StudyReport& r) {
   md +=
       " sent GB: bytes sent per GPU per iteration (GB = 1e9); GiB = 2^30 bytes. B is micro-batches per pipeline; "
       "3d, zero3 (tp = 1), the pipeline rows and zeropp_a/b have no context parallelism (cp = 1), fsdp_tp is ZeRO-3 "
-      "with tp > 1 (FSDP2 + TP), a _cp row its strategy with cp > 1; vs 3D is against the 3d row; every plan in the "
-      "experiment's dtype (fp8: linear layers in FP8, spec/fp8.hpp); the winner is in bold. A row that does not "
-      "fit shows the plan that misses memory by least, with its memory only.\n\n";
+      "with tp > 1 (FSDP2 + TP), hsdp ZeRO-3 sharded over part of dp and replicated across the rest (FSDP2's HSDP), "
+      "fsdp_pp and fsdp_tp_pp ZeRO-3 under a pipeline without and with TP (torchtitan's 3-D), a _cp row its "
+      "strategy with cp > 1; vs 3D is against the 3d row; every plan in the experiment's dtype (fp8: linear layers "
+      "in FP8, spec/fp8.hpp); the winner is in bold. A row that does not fit shows the plan that misses memory by "
+      "least, with its memory only.\n\n";
 }
 
 // The simulated peak of each row by part, and when it occurs (PeakBreakdown): the memory figure's numbers.

@@ -81,7 +81,7 @@ ActionCosts costs_from_plan(const Plan& plan) {
       // stream are in a.f / a.b where the unit is gathered per micro-batch, else they follow the gather / precede
       // the reduce-scatter.
       const analytic::Zero3Seconds z3 = analytic::zero3_seconds(plan, zg, stage_params, layer_params);
-      const bool per_unit = dps.gather == ParamGather::per_unit;
+      const bool per_unit = dps.gather == ParamGather::per_unit || dps.gather == ParamGather::per_iteration;
       s.unshard = {z3.gather + (per_unit ? z3.forward_copies : 0), gathered};
       s.reduce_grad = {z3.reduce_scatter + (per_unit ? z3.backward_copies - z3.forward_copies : 0), grads};
       s.gathered_param_bytes = held_bytes * stage_params;

@@ -17,7 +17,8 @@ bool is_grad(ActionType t) { return t == ActionType::W || t == ActionType::BW; }
 // Builds the per-layer program of rank 0, action by action of the stage program.
 class Expander {
  public:
-  Expander(int layers, int prefetch) : layers_(layers), prefetch_(prefetch) {}
+  Expander(int layers, int prefetch, bool sync_every_reduce)
+      : layers_(layers), prefetch_(prefetch), sync_every_reduce_(sync_every_reduce) {}
 
   schedule::RankProgram run(const schedule::RankProgram& in) {
     for (std::size_t k = 0; k < in.size(); ++k) {
@@ -40,17 +41,19 @@ class Expander {
         case ActionType::W:
           for (int i = layers_ - 1; i >= 0; --i) {
             emit(ActionType::W, i, a.microbatch);
-            if (reduces_after(in, k)) emit(ActionType::REDUCE_GRAD, i, a.microbatch);
+            if (reduces_after(in, k)) reduce(i, a.microbatch);
           }
           break;
         case ActionType::REDUCE_GRAD:
           // Already reduced layer by layer after the W/BW that precedes it, else every layer's here.
           if (!last_was_grad_) {
-            for (int i = layers_ - 1; i >= 0; --i) emit(ActionType::REDUCE_GRAD, i, a.microbatch);
+            for (int i = layers_ - 1; i >= 0; --i) reduce(i, a.microbatch);
           }
           break;
         case ActionType::DP_SYNC:
-          for (int i = layers_ - 1; i >= 0; --i) emit(ActionType::DP_SYNC, i, a.microbatch);
+          // Already after every reduce-scatter (sync_every_reduce), else every layer's here.
+          if (!sync_every_reduce_)
+            for (int i = layers_ - 1; i >= 0; --i) emit(ActionType::DP_SYNC, i, a.microbatch);
           break;
         default:
           out_.push_back(a);  // OPT_STEP; a one-stage program has no p2p
@@ -63,11 +66,18 @@ class Expander {
 
  private:
   int layers_, prefetch_;
+  bool sync_every_reduce_;
   bool recompute_ = false;      // a RECOMPUTE of the stage waits for the next B/BW
   bool last_was_grad_ = false;  // the last compute or REDUCE_GRAD action seen was a W/BW
   schedule::RankProgram out_;
 
   void emit(ActionType t, int layer, int mb) { out_.push_back(Action{t, layer, mb}); }
+
+  // A layer's reduce-scatter, and with sync_every_reduce its all-reduce across the replicas right after.
+  void reduce(int layer, int mb) {
+    emit(ActionType::REDUCE_GRAD, layer, mb);
+    if (sync_every_reduce_) emit(ActionType::DP_SYNC, layer, schedule::kNoMicrobatch);
+  }
 
   // Whether the stage program reduce-scatters right after the action at k (before its next compute action).
   static bool reduces_after(const schedule::RankProgram& in, std::size_t k) {
@@ -106,13 +116,13 @@ class Expander {
     }
   }
 
-  void backward(const Action& a, bool reduce) {
+  void backward(const Action& a, bool reduces) {
     open(layers_ - 1, -1);
     for (int i = layers_ - 1; i >= 0; --i) {
       if (recompute_) emit(ActionType::RECOMPUTE, i, a.microbatch);
       emit(a.type, i, a.microbatch);
       advance(i, -1);
-      if (reduce && a.type == ActionType::BW) emit(ActionType::REDUCE_GRAD, i, a.microbatch);
+      if (reduces && a.type == ActionType::BW) reduce(i, a.microbatch);
     }
   }
 };
@@ -126,14 +136,15 @@ void check_shape(int layers, int prefetch) {
 
 }  // namespace
 
-schedule::Program expand_layers(const schedule::Program& stage_program, int layers, int prefetch) {
+schedule::Program expand_layers(const schedule::Program& stage_program, int layers, int prefetch,
+                                bool sync_every_reduce) {
   check_shape(layers, prefetch);
   if (stage_program.pp != 1 || stage_program.v != 1 || stage_program.ranks.size() != 1) {
     throw std::invalid_argument("per-layer ZeRO-3 expands a one-rank, one-stage program (pp = 1, v = 1)");
   }
   schedule::Program out = stage_program;
   out.v = layers;
-  out.ranks[0] = Expander(layers, prefetch).run(stage_program.ranks[0]);
+  out.ranks[0] = Expander(layers, prefetch, sync_every_reduce).run(stage_program.ranks[0]);
   return out;
 }
 

@@ -25,8 +25,11 @@ namespace zeropp::simulate {
 inline constexpr int kDefaultPrefetch = 1;
 
 // The per-layer program of a one-rank, one-stage program (pp = 1, v = 1; throws std::invalid_argument
-// otherwise or when layers < 1 or prefetch < 0).
-schedule::Program expand_layers(const schedule::Program& stage_program, int layers, int prefetch = kDefaultPrefetch);
+// otherwise or when layers < 1 or prefetch < 0). sync_every_reduce (HSDP): a DP_SYNC of the layer right after each
+// of its REDUCE_GRADs, FSDP2's all-reduce of the reduce-scattered shard across the replicas (foreach_reduce), in
+// place of the stage program's one DP_SYNC at the end.
+schedule::Program expand_layers(const schedule::Program& stage_program, int layers, int prefetch = kDefaultPrefetch,
+                                bool sync_every_reduce = false);
 
 // The cost table of expand_layers' program: every per-stage second, byte and buffer split evenly over the layers
 // (the embedding and LM head spread with them, as the closed form's per-layer gather does), one layer's recompute

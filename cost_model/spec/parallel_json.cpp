@@ -62,7 +62,8 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
                           "cp",
                           "cp_kind",
                           "fp8_recipe",
-                          "fp8_all_gather"});
+                          "fp8_all_gather",
+                          "dp_shard"});
   ParallelSpec p;
   p.strategy = strategy_from_string(f.string("strategy"), f.path_of("strategy"));
   p.tp = f.integer("tp", 1);
@@ -71,6 +72,11 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
   p.z = f.integer("z", 1);
   p.cp = f.integer("cp", 1);
   if (f.has("cp_kind")) p.cp_kind = cp_kind_from_string(f.string("cp_kind"), f.path_of("cp_kind"));
+  if (f.has("dp_shard")) {
+    p.dp_shard = f.integer("dp_shard");
+    if (p.dp_shard < 1)
+      throw SpecError(f.path_of("dp_shard"), fmt::format("{}={} must be >= 1", f.path_of("dp_shard"), p.dp_shard));
+  }
   p.v = f.integer("v", 1);
   p.zero_stage = f.integer("zero_stage", traits(p.strategy).default_zero_stage);
   p.schedule = f.has("schedule") ? schedule_from_string(f.string("schedule"), f.path_of("schedule"))
@@ -160,6 +166,7 @@ nlohmann::json to_json(const ParallelSpec& p) {
     j["cp"] = p.cp;
     j["cp_kind"] = to_string(p.cp_kind);
   }
+  if (p.dp_shard > 0) j["dp_shard"] = p.dp_shard;  // written only when given (HSDP)
   return j;
 }
 

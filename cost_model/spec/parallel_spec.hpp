@@ -64,6 +64,11 @@ struct ParallelSpec {
   int z = 1;           // intra-node ZeRO-3 group size
   int cp = 1;          // context parallel size: ranks that split every sequence (Megatron's --context-parallel-size)
   CpKind cp_kind = CpKind::ring;
+  // HSDP (strategy zero3, framework fsdp2): the ZeRO-3 shard group spans dp_shard of the dp dimension's groups
+  // (z*cp*dp_shard GPUs: the z or TP-rank group and its CP ranks always shard together) and dp/dp_shard such groups
+  // replicate it. torchtitan's data_parallel_shard_degree / data_parallel_replicate_degree (dp_replicate =
+  // dp/dp_shard) when z = 1. 0: not given, every dp group shards (plain FSDP, dp_shard = dp).
+  int dp_shard = 0;
   int zero_stage = 1;  // ZeRO stage of the dp dimension (0 = plain all-reduce DP)
   int v = 1;           // model chunks per PP rank
   ScheduleKind schedule = ScheduleKind::zeropp;

@@ -23,7 +23,9 @@ constexpr StrategyTraits make_traits(Strategy s) {
       // FSDP2 with tensor parallelism inside the node: torchtitan's 2-D parallelism (fully_shard over the
       // data-parallel mesh dimension of a DTensor-parallelised model); z is then 1 and dp every TP group's copy.
       t.tensor_parallel = true;
-      t.pipeline = false;
+      // FSDP2 under a pipeline (torchtitan's 3-D with TP): framework fsdp2 only (validate_strategy), gathered per
+      // iteration (data_parallel_sync).
+      t.pipeline = true;
       t.gather = ParamGather::per_micro_batch;
       t.default_zero_stage = t.min_zero_stage = t.max_zero_stage = 3;
       t.zero_stage_rule = "pure ZeRO-3 is stage 3";
@@ -74,6 +76,36 @@ const char* no_z_rule(Strategy s) {
                                 : "PP + ZeRO-1 has no ZeRO-3 group (z must be 1)";
 }
 
+// FSDP under a pipeline and HSDP are FSDP2's (torchtitan's); the schedules its pipeline runs that are modelled.
+void validate_fsdp(const ParallelSpec& p, const std::string& field) {
+  const Framework f = framework_of(p);
+  if (p.pp > 1 && f != Framework::fsdp2)
+    throw SpecError(field + ".pp", fmt::format("{0}.pp={1} with {0}.strategy=zero3 needs {0}.framework=fsdp2 (FSDP "
+                                               "under a pipeline is torchtitan's; {0}.framework={2} is not: ZeRO-3 "
+                                               "under PP in DeepSpeed's manner is strategy zero3_pp)",
+                                               field, p.pp, to_string(f)));
+  if (p.pp > 1 && (p.schedule == ScheduleKind::zb_h1 || p.schedule == ScheduleKind::zb_h2))
+    throw SpecError(field + ".schedule",
+                    fmt::format("{0}.schedule={1} is not allowed with {0}.strategy=zero3 and {0}.pp={2}: FSDP under "
+                                "PP runs gpipe, 1f1b, interleaved or bfs here (torchtitan's zero-bubble schedules "
+                                "are interleaved or V-shaped, not modelled)",
+                                field, to_string(p.schedule), p.pp));
+  if (p.dp_shard == 0) return;
+  if (p.dp % p.dp_shard != 0)
+    throw SpecError(field + ".dp_shard", fmt::format("{0}.dp_shard={1} does not divide {0}.dp={2} (HSDP: dp/dp_shard "
+                                                     "replicas of each shard group)",
+                                                     field, p.dp_shard, p.dp));
+  if (p.dp_shard < p.dp && f != Framework::fsdp2)
+    throw SpecError(field + ".dp_shard", fmt::format("{0}.dp_shard={1} < {0}.dp={2} (HSDP) needs {0}.framework=fsdp2 "
+                                                     "(FSDP2's hybrid sharding; {0}.framework={3} is not)",
+                                                     field, p.dp_shard, p.dp, to_string(f)));
+  if (p.z * p.cp * p.dp_shard < 2)
+    throw SpecError(field + ".dp_shard",
+                    fmt::format("{0}.dp_shard={1} leaves a shard group of one GPU (z*cp*dp_shard = 1): nothing is "
+                                "sharded (that is DDP, not FSDP)",
+                                field, p.dp_shard));
+}
+
 }  // namespace
 
 const StrategyTraits& traits(Strategy s) {
@@ -108,10 +140,19 @@ DataParallelSync data_parallel_sync(const ParallelSpec& p) {
     d.mode = all > 1 ? (p.zero_stage >= 1 ? DpSyncMode::reduce_scatter : DpSyncMode::all_reduce) : DpSyncMode::none;
     d.optimizer_shards = p.zero_stage >= 1 ? all : 1;
   } else if (p.strategy == Strategy::zero3) {
-    // One ZeRO-3 group over every data-parallel GPU: gradients are reduce-scattered inside it, nothing after.
-    d.shard_group = all;
+    // One ZeRO-3 group over the z (or TP-rank) GPUs, their CP ranks and dp_shard of the dp groups (all of them
+    // without HSDP): gradients are reduce-scattered inside it, and all-reduced across the dp/dp_shard replicas of
+    // the group (HSDP). Without PP an FSDP unit (a layer) at a time per micro-batch; under PP per iteration.
+    const int shard = dp_shard_of(p);
+    d.shard_group = p.z * p.cp * shard;
     d.shard_spans_dp = true;
-    d.optimizer_shards = all;
+    d.layer_wise = p.pp == 1;
+    if (p.pp > 1) d.gather = ParamGather::per_iteration;
+    d.grad_shard = d.shard_group;
+    d.optimizer_shards = d.shard_group;
+    d.replicas = p.dp / shard;
+    d.mode = d.replicas > 1 ? DpSyncMode::all_reduce : DpSyncMode::none;
+    d.sync_every_micro_batch = d.layer_wise && d.replicas > 1;
   } else {
     // ZeRO-3 in the z group; the shard is synchronised across the dp copies of that group.
     d.shard_group = p.z;
@@ -137,6 +178,10 @@ void validate_strategy(const ParallelSpec& p, const std::string& field) {
                                                field, p.tp, to_string(framework_of(p))));
   if (p.pp > 1 && !t.pipeline)
     not_with_strategy(field, "pp", p.pp, p.strategy, "pure ZeRO-3 has no pipeline (pp must be 1)");
+  if (p.strategy == Strategy::zero3) validate_fsdp(p, field);
+  if (p.dp_shard > 0 && p.strategy != Strategy::zero3)
+    not_with_strategy(field, "dp_shard", p.dp_shard, p.strategy,
+                      "HSDP (a shard group over part of dp) is FSDP2's, strategy zero3");
   if (p.zero_stage < t.min_zero_stage || p.zero_stage > t.max_zero_stage)
     not_with_strategy(field, "zero_stage", p.zero_stage, p.strategy, t.zero_stage_rule);
   if (!runs_schedule(p.strategy, p.schedule)) {

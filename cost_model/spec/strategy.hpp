@@ -9,13 +9,31 @@
 //                                                                      reduce-scatter + all-gather (stage 1)
 //   1f1b_zero1  -           any   -                   -                the same
 //   zero3       z or tp     1     z*dp (every DP GPU) per micro-batch  none (reduce-scattered in the group)
+//               (pp 1)            or z*dp_shard (HSDP)  layer by layer   HSDP: the shard across dp/dp_shard
+//                                                                      replicas, all-reduced per micro-batch
+//   zero3       z or tp     > 1   z*dp or z*dp_shard  per iteration    the same, all-reduced once (HSDP)
+//               (pp > 1)
 //   zero3_pp    z           any   z                   per micro-batch  the shard across dp: all-reduce (0) or
 //                                                                      reduce-scatter + all-gather (1)
 //   zeropp_a    z           any   z                   per unit         the shard across dp: all-reduce (0)
 //   zeropp_b    z           any   z                   per unit         the shard across dp: reduce-scatter (1)
 // zero3 with tp > 1 (z = 1) is FSDP2 with TP, torchtitan's 2-D parallelism: each TP rank's shard of every layer is
 // ZeRO-3-sharded over the dp GPUs holding the same TP rank (framework fsdp2 only).
-// Schedules: the ZeroPP strategies run the zeropp schedule and only they do; pure ZeRO-3 has no pipeline.
+// zero3 with pp > 1 is FSDP2 under a pipeline, torchtitan's 3-D parallelism with tp > 1 (framework fsdp2 only; the
+// schedules torchtitan runs that are modelled: gpipe, 1f1b, interleaved, bfs). torchtitan keeps a stage's
+// parameters gathered across micro-batches under PP (torchtitan/distributed/fsdp.py,
+// get_fsdp_reshard_after_forward_policy: "default" is reshard_after_forward=False when PP is enabled, "to avoid
+// per-microbatch all-gathers"), and PyTorch's pipeline stage turns FSDP's gradient sync and reshard-after-backward
+// off for every micro-batch and runs the post-backward (reduce-scatter, reshard) once in the schedule's
+// REDUCE_GRAD after the stage's last backward (torch/distributed/pipelining/stage.py, backward_maybe_with_nosync and
+// perform_reduce_grad): one all-gather per stage at its first forward, the gradients accumulated unsharded (in the
+// reduce dtype: FSDPParam.to_accumulated_grad_if_needed) and reduce-scattered once per iteration.
+// HSDP (zero3 with dp_shard < dp, framework fsdp2: FSDP2's 2-D mesh, torchtitan's data_parallel_replicate_degree):
+// the shard group is z*cp*dp_shard GPUs and dp/dp_shard groups replicate it; FSDP2 all-reduces the reduce-scattered
+// gradient shard across the replicas right after each reduce-scatter (foreach_reduce with an all-reduce group), on
+// its own stream: per layer and micro-batch without PP (torchtitan's gradient accumulation does not turn the sync
+// off), once per stage under PP.
+// Schedules: the ZeroPP strategies run the zeropp schedule and only they do; zero3 runs a pipeline only under FSDP2.
 // Framework (what a plan keeps per parameter and reduces in, spec/framework.hpp), when a plan names none:
 //   3d, 1f1b_zero1  megatron   the framework these plans are written after (TP, interleaving, distributed
 //                              optimizer)
@@ -35,6 +53,7 @@ enum class ParamGather {
   none,             // parameters replicated (or split by tp): nothing to gather
   per_micro_batch,  // naive ZeRO-3: gather before every F and B, free after
   per_unit,         // ZeroPP: gather on a chunk's first use in a unit, keep while the chunk stays active
+  per_iteration,    // FSDP2 under PP: gather on a chunk's first use, keep until its last; reduce once per iteration
 };
 
 // How a stage's gradient (or its ZeRO-3 shard) is synchronised across its data-parallel replicas.
@@ -76,10 +95,17 @@ bool runs_schedule(Strategy, ScheduleKind);
 // whose B follows its F at once.
 inline bool recomputes_last_stage(ScheduleKind k) { return k != ScheduleKind::zeropp; }
 
+// The dp groups one zero3 shard group spans: parallel.dp_shard, or every dp group when not given (plain FSDP).
+inline int dp_shard_of(const ParallelSpec& p) { return p.dp_shard > 0 ? p.dp_shard : p.dp; }
+
 // A plan's data-parallel picture (z*dp GPUs hold copies or shards of each stage).
 struct DataParallelSync {
   int shard_group = 1;          // GPUs that ZeRO-3-shard a stage's parameters (1: not sharded)
-  bool shard_spans_dp = false;  // the shard group is all z*dp GPUs (pure ZeRO-3) rather than the z group
+  bool shard_spans_dp = false;  // the shard group spans the dp dimension (zero3: z*cp*dp_shard), not the z group
+  bool layer_wise = false;      // gathered an FSDP unit (a layer) at a time, pp = 1 (simulate/per_layer.hpp)
+  // HSDP without PP: the shard is all-reduced across the replicas after every micro-batch's reduce-scatter, not
+  // once after the last backward.
+  bool sync_every_micro_batch = false;
   ParamGather gather = ParamGather::none;
   DpSyncMode mode = DpSyncMode::none;  // the sync after the backward
   int replicas = 1;                    // GPUs the (shard of the) gradient is synchronised across (1: no sync)

@@ -514,6 +514,7 @@ TEST(Model, EveryPlanKeyIsExecutedOrRefused) {
   p.first_stage_layers = p.last_stage_layers = 1;  // written only when given
   p.cp = 2;                                         // cp and cp_kind written only with a CP group
   p.fp8 = true;                                     // fp8_recipe and fp8_all_gather written only in FP8
+  p.dp_shard = 1;                                   // written only when given (HSDP)
   std::vector<std::string> keys;
   const nlohmann::json model = to_json(m), parallel = to_json(p);  // items() must not outlive its object
   for (const auto& [k, v] : model.items()) keys.push_back("model." + k);
@@ -569,6 +570,13 @@ TEST(Model, PlanKeysRefusedForTheBackend) {
                              "overlap_param_gather": true})"),
                     false),
             "parallel.overlap_param_gather");
+  // FSDP runs without a pipeline and over every data-parallel rank: FSDP2 under PP and HSDP are refused by name.
+  const std::string fsdp = R"({"strategy": "zero3", "z": 2, "dp": 2, "micro_batches": 2, "dtype": "fp32")";
+  EXPECT_EQ(refused(plan(fsdp + "}"), true), "runs");
+  EXPECT_EQ(refused(plan(fsdp + R"(, "dp_shard": 2})"), true), "runs");  // dp_shard = dp: plain FSDP
+  EXPECT_EQ(refused(plan(fsdp + R"(, "dp_shard": 1})"), true), "parallel.dp_shard");
+  EXPECT_EQ(refused(plan(R"({"strategy": "zero3", "z": 2, "pp": 2, "micro_batches": 2, "dtype": "fp32"})"), true),
+            "parallel.pp");
 }
 
 }  // namespace

@@ -26,9 +26,11 @@ const CompareRow& row(const std::vector<CompareRow>& rows, const std::string& na
 TEST(Compare, RowsOfTheDefaultExperiment) {
   const Experiment ex = load_experiment("default");
   const std::vector<CompareRow> rows = present_rows(compare_rows(ex, select_rows(ex, {})));
-  // fsdp_tp: FSDP2 + TP (the default framework of zero3); no CP rows at 2048 tokens (min_cp_tokens).
-  const std::vector<std::string> names = {"3d",          "zero3",     "fsdp_tp",  "1f1b_zero1", "zb_h1_zero1",
-                                          "zb_h2_zero1", "bfs_zero1", "zero3_pp", "zeropp_a",   "zeropp_b"};
+  // fsdp_tp, hsdp, fsdp_pp, fsdp_tp_pp: FSDP2 with TP, HSDP, under a pipeline (the default framework of zero3);
+  // no CP rows at 2048 tokens (min_cp_tokens).
+  const std::vector<std::string> names = {"3d",         "zero3",       "fsdp_tp",     "hsdp",      "fsdp_pp",
+                                          "fsdp_tp_pp", "1f1b_zero1",  "zb_h1_zero1", "zb_h2_zero1", "bfs_zero1",
+                                          "zero3_pp",   "zeropp_a",    "zeropp_b"};
   ASSERT_EQ(rows.size(), names.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const CompareRow& r = rows[i];

@@ -18,6 +18,9 @@
 namespace zeropp::search {
 namespace {
 
+// GPU memory of the FSDP/HSDP case: chosen so that some of its plans fit and some do not.
+constexpr double kFsdpCaseMemory = 0.25 * (1 << 30);
+
 SpaceOptions small_space() {
   SpaceOptions o;
   o.max_v = 2;
@@ -166,6 +169,20 @@ void expect_pruned_equals_brute_force(const Experiment& ex, const SpaceOptions& 
   expect_same(pruned.closest_infeasible, brute.closest_infeasible, ex.name);
 }
 
+// A plan of the space is valid and every bound of the search lies below its simulation.
+void expect_valid_and_bounded(const Plan& plan) {
+  const ParallelSpec& p = plan.parallel;
+  EXPECT_NO_THROW(validate(plan)) << describe_plan(p);
+  const PlanBounds b = lower_bounds(plan);
+  const analytic::Estimate e = simulated_estimate(plan).estimate;
+  EXPECT_LE(b.time_s, e.time_s.iteration) << describe_plan(p);
+  EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(p);
+  EXPECT_LE(schedule_time_bound(plan), e.time_s.iteration) << describe_plan(p);
+  EXPECT_LE(memory_walk_bound(plan), e.memory_bytes.peak) << describe_plan(p);
+  if (has_lowered_memory_bound(plan))
+    EXPECT_LE(lowered_memory_bound(plan, prepare_plan(plan)), e.memory_bytes.peak) << describe_plan(p);
+}
+
 // The plans of `ex` that `checked` selects are valid and their bounds lie below their simulation; memory decides some
 // plans; and the pruned search equals brute force. Returns how many plans were checked.
 template <typename Select>
@@ -174,11 +191,7 @@ int expect_bounds_and_exact(const Experiment& ex, const SpaceOptions& space, con
   for_each_plan(ex, space, [&](const Plan& plan) {
     if (!checked(plan)) return;
     ++plans;
-    EXPECT_NO_THROW(validate(plan)) << describe_plan(plan.parallel);
-    const PlanBounds b = lower_bounds(plan);
-    const analytic::Estimate e = simulated_estimate(plan).estimate;
-    EXPECT_LE(b.time_s, e.time_s.iteration) << describe_plan(plan.parallel);
-    EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(plan.parallel);
+    expect_valid_and_bounded(plan);
   });
   SearchOptions o;
   o.space = space;
@@ -244,7 +257,13 @@ TEST(ExactSearch, ContextParallelEqualsBruteForce) {
   space.max_v = 2;
   space.max_micro_batch = 2;
   space.min_cp_tokens = 128;
-  EXPECT_GT(expect_bounds_and_exact(ex, space, [](const Plan& plan) { return plan.parallel.cp > 1; }), 100);
+  int ulysses_plans = 0;
+  const auto cp_plans = [&](const Plan& plan) {
+    ulysses_plans += plan.parallel.cp > 1 && plan.parallel.cp_kind == CpKind::ulysses;
+    return plan.parallel.cp > 1;
+  };
+  EXPECT_GT(expect_bounds_and_exact(ex, space, cp_plans), 100);
+  EXPECT_GT(ulysses_plans, 50);  // Ulysses where cp divides a TP rank's 8 / tp heads
 }
 
 // Issue 20 item 4: FP8 training (spec/fp8.hpp) on H100, every plan in FP8 with its framework's recipe (TE for
@@ -266,6 +285,38 @@ TEST(ExactSearch, Fp8EqualsBruteForce) {
     return true;
   };
   EXPECT_GT(expect_bounds_and_exact(ex, space, every_plan_in_fp8), 100);
+}
+
+// Issue 20, item 3: FSDP2 under a pipeline (with and without TP) and HSDP over four nodes, memory tight: the bounds
+// hold for every such plan and the pruned search is exact, row by row (hsdp, fsdp_pp, fsdp_tp_pp).
+TEST(ExactSearch, FsdpUnderPipelineAndHsdpEqualBruteForce) {
+  Experiment ex = testing::tiny_experiment();
+  ex.name = "tiny-fsdp-4-nodes";
+  ex.model.hidden = 1024;
+  ex.model.seq_len = 1024;
+  ex.gpus = 32;
+  ex.global_batch = 64;
+  ex.cluster.memory_bytes = kFsdpCaseMemory;
+  SpaceOptions space;
+  space.strategies = {Strategy::three_d, Strategy::zero3};
+  space.max_v = 2;
+  space.max_micro_batch = 2;
+  int hsdp = 0, pipelined = 0;
+  for_each_plan(ex, space, [&](const Plan& plan) {
+    const ParallelSpec& p = plan.parallel;
+    if (p.strategy != Strategy::zero3 || (p.dp_shard == 0 && p.pp == 1)) return;
+    hsdp += p.dp_shard > 0;
+    pipelined += p.pp > 1;
+    expect_valid_and_bounded(plan);
+  });
+  EXPECT_GT(hsdp, 50);
+  EXPECT_GT(pipelined, 50);
+  SearchOptions o;
+  o.space = space;
+  const SearchResult r = run_search(ex, o);
+  EXPECT_GT(r.counts.feasible, 0);
+  EXPECT_GT(r.counts.over_memory, 0);
+  expect_pruned_equals_brute_force(ex, space, 10);
 }
 
 // Nothing fits anywhere: every strategy's closest plan is exact.

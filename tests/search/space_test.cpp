@@ -62,7 +62,28 @@ TEST(SearchSpace, Zero3ByHand) {
   // One ZeRO-3 group of 8 (z = 8, dp = 1), b in {1, 2}, 3 recompute modes: 6. FSDP with TP (z = 1): tp in
   // {2, 4, 8}, dp = 8 / tp, SP on, on with torchtitan's async TP (FSDP2's overlap, which runs on the A100), off;
   // b in {1, 2}, 3 recompute modes: 3 x 18 = 54.
-  EXPECT_EQ(count(Strategy::zero3), 6 + 54);
+  // Issue 20, item 3: HSDP where dp has a divisor d < dp with a shard group z cp d >= 2: only tp = 2 (dp = 4,
+  // d = 2): 18 more. FSDP2 under a pipeline (tp = 1 has none: z = 8 fills the node), schedules 1f1b, gpipe,
+  // bfs v=1 (and the 3, 1 split of each at pp = 2), interleaved v=2 and bfs v=2 at pp = 2: 8 at pp = 2, 3 at
+  // pp = 4; dp = 8 / (tp pp) leaves no HSDP divisor with a shard group of 2: tp = 2 pp = 2 (8 x 18 = 144),
+  // tp = 2 pp = 4 (3 x 18 = 54), tp = 4 pp = 2 (144): 342.
+  EXPECT_EQ(count(Strategy::zero3), 6 + 54 + 18 + 342);
+  int hsdp = 0, pipelined = 0;
+  for_each_plan(testing::tiny_experiment(), tiny_options({Strategy::zero3}), [&](const Plan& plan) {
+    const ParallelSpec& p = plan.parallel;
+    hsdp += p.dp_shard > 0;
+    pipelined += p.pp > 1;
+    if (p.dp_shard > 0) {
+      EXPECT_EQ(p.tp, 2);
+      EXPECT_EQ(p.dp_shard, 2);
+    }
+    if (p.pp > 1) {
+      EXPECT_NE(p.schedule, ScheduleKind::zb_h1);
+      EXPECT_NE(p.schedule, ScheduleKind::zb_h2);
+    }
+  });
+  EXPECT_EQ(hsdp, 18);
+  EXPECT_EQ(pipelined, 342);
 }
 
 TEST(SearchSpace, PpZero1ByHand) {
@@ -75,19 +96,27 @@ TEST(SearchSpace, PpZero1ByHand) {
 // {2, 4, 8} (128 divisible by 2 cp, 16 tokens or more each). 1f1b_zero1 with N/cp GPUs left: cp = 1 and 2 have
 // pp in {1, 2, 4} (1 + 12 + 5 = 18 schedules and splits, as above), cp = 4 pp in {1, 2} (13), cp = 8 pp = 1 (1):
 // 50 x 2 b x 2 ZeRO stages x 2 recompute modes (none, full: no selective under flash) = 400. Without flash, none.
+// Each cp >= 2 also as DeepSpeed-Ulysses (cp divides 128 and the 8 heads at tp = 1): the 400 - 144 CP plans
+// twice, 656.
 TEST(SearchSpace, ContextParallelByHand) {
   Experiment ex = testing::tiny_experiment();
   ex.model.attention = AttentionKind::flash;
   SpaceOptions o = tiny_options({Strategy::pp_zero1});
   o.min_cp_tokens = 16;
-  EXPECT_EQ(count_plans(ex, o), 400);
-  int cp_plans = 0;
+  EXPECT_EQ(count_plans(ex, o), 400 + 256);
+  int cp_plans = 0, ulysses = 0;
   for_each_plan(ex, o, [&](const Plan& p) {
     cp_plans += p.parallel.cp > 1;
+    ulysses += p.parallel.cp_kind == CpKind::ulysses;
     EXPECT_EQ(p.parallel.world(), 8);
-    EXPECT_EQ(p.parallel.cp_kind, CpKind::ring);
+    if (p.parallel.cp == 1) EXPECT_EQ(p.parallel.cp_kind, CpKind::ring);
   });
-  EXPECT_EQ(cp_plans, 400 - 144);
+  EXPECT_EQ(cp_plans, 2 * (400 - 144));
+  EXPECT_EQ(ulysses, 400 - 144);
+  // With 4 heads only cp = 2 and 4 divide them: Ulysses loses cp = 8 (pp = 1: 1 schedule x 2 b x 2 ZeRO stages
+  // x 2 recompute modes = 8 plans).
+  ex.model.heads = 4;
+  EXPECT_EQ(count_plans(ex, o), 656 - 8);
   o.min_cp_tokens = 8192;  // the default: none for 128 tokens
   EXPECT_EQ(count_plans(ex, o), 144);
   ex.model.attention = AttentionKind::unfused;
@@ -125,7 +154,7 @@ TEST(SearchSpace, SelectiveRecomputeOnlyWhereItDropsSomething) {
 }
 
 TEST(SearchSpace, AllStrategiesAddUp) {
-  EXPECT_EQ(count_plans(testing::tiny_experiment(), tiny_options()), 984 + 60 + 216 + 384 + 171 + 171);
+  EXPECT_EQ(count_plans(testing::tiny_experiment(), tiny_options()), 984 + 420 + 216 + 384 + 171 + 171);
 }
 
 TEST(SearchSpace, EveryPlanIsValidAndDistinct) {
@@ -136,12 +165,12 @@ TEST(SearchSpace, EveryPlanIsValidAndDistinct) {
     EXPECT_EQ(plan.parallel.global_batch(), 16);
     EXPECT_TRUE(seen.insert(to_json(plan.parallel).dump()).second) << to_json(plan.parallel).dump();
   });
-  EXPECT_EQ(seen.size(), 1986u);
+  EXPECT_EQ(seen.size(), 2346u);
 }
 
 TEST(SearchSpace, IntraNodeGroupsStayInOneNode) {
-  // 16 GPUs on 8-GPU nodes: tp and z never exceed 8, and pure ZeRO-3 is one group of all 16 (z = 8, dp = 2, or
-  // with TP: z = 1, dp = 16 / tp).
+  // 16 GPUs on 8-GPU nodes: tp and z never exceed 8, and ZeRO-3's z is the node (z = 8, dp pp = 2, or with TP:
+  // z = 1, dp = 16 / (tp pp)).
   Experiment ex = testing::tiny_experiment();
   ex.gpus = 16;
   ex.global_batch = 32;
@@ -150,11 +179,11 @@ TEST(SearchSpace, IntraNodeGroupsStayInOneNode) {
     EXPECT_LE(plan.parallel.z, 8);
     if (plan.parallel.strategy == Strategy::zero3 && plan.parallel.tp == 1) {
       EXPECT_EQ(plan.parallel.z, 8);
-      EXPECT_EQ(plan.parallel.dp, 2);
+      EXPECT_EQ(plan.parallel.dp * plan.parallel.pp, 2);
     }
     if (plan.parallel.strategy == Strategy::zero3 && plan.parallel.tp > 1) {
       EXPECT_EQ(plan.parallel.z, 1);
-      EXPECT_EQ(plan.parallel.dp * plan.parallel.tp, 16);
+      EXPECT_EQ(plan.parallel.dp * plan.parallel.tp * plan.parallel.pp, 16);
     }
   });
 }

@@ -109,7 +109,8 @@ TEST(ParallelSpec, RejectsUnknownKeyAndEnumValues) {
                     "parallel.chunks: unknown key (allowed: strategy, tp, pp, dp, z, zero_stage, v, schedule, "
                     "micro_batch, micro_batches, unit, allow_ragged_units, recompute, sequence_parallel, dtype, "
                     "grad_reduce, overlap_grad_reduce, tp_comm_overlap, overlap_param_gather, framework, reduce_dtype, "
-                    "kernel_efficiency, first_stage_layers, last_stage_layers, cp, cp_kind, fp8_recipe, fp8_all_gather)");
+                    "kernel_efficiency, first_stage_layers, last_stage_layers, cp, cp_kind, fp8_recipe, fp8_all_gather, "
+                    "dp_shard)");
   j = zeropp_plan();
   j["recompute"] = "partial";
   EXPECT_SPEC_ERROR(parallel_from_json(j), "parallel.recompute",
@@ -167,9 +168,18 @@ TEST(ParallelSpec, PlansMustMatchTheirStrategy) {
   EXPECT_SPEC_ERROR(parallel_from_json({{"strategy", "zeropp_b"}, {"zero_stage", 0}}), "parallel.zero_stage",
                     "parallel.zero_stage=0 is not allowed with parallel.strategy=zeropp_b: hybrid B uses ZeRO-1 "
                     "across dp (zero_stage 1)");
-  EXPECT_SPEC_ERROR(parallel_from_json({{"strategy", "zero3"}, {"pp", 2}}), "parallel.pp",
-                    "parallel.pp=2 is not allowed with parallel.strategy=zero3: pure ZeRO-3 has no pipeline "
-                    "(pp must be 1)");
+  // FSDP under a pipeline is FSDP2's (torchtitan's 3-D), not DeepSpeed's; HSDP too.
+  EXPECT_NO_THROW(parallel_from_json({{"strategy", "zero3"}, {"pp", 2}}));
+  EXPECT_SPEC_ERROR(parallel_from_json({{"strategy", "zero3"}, {"pp", 2}, {"framework", "deepspeed"}}), "parallel.pp",
+                    "parallel.pp=2 with parallel.strategy=zero3 needs parallel.framework=fsdp2 (FSDP under a pipeline "
+                    "is torchtitan's; parallel.framework=deepspeed is not: ZeRO-3 under PP in DeepSpeed's manner is "
+                    "strategy zero3_pp)");
+  EXPECT_SPEC_ERROR(parallel_from_json({{"strategy", "zero3"}, {"z", 8}, {"dp", 4}, {"dp_shard", 0}}),
+                    "parallel.dp_shard", "parallel.dp_shard=0 must be >= 1");
+  EXPECT_SPEC_ERROR(parallel_from_json({{"strategy", "3d"}, {"dp", 4}, {"dp_shard", 2}}), "parallel.dp_shard",
+                    "parallel.dp_shard=2 is not allowed with parallel.strategy=3d: HSDP (a shard group over part of "
+                    "dp) is FSDP2's, strategy zero3");
+  EXPECT_EQ(parallel_from_json({{"strategy", "zero3"}, {"z", 8}, {"dp", 4}, {"dp_shard", 2}}).dp_shard, 2);
   EXPECT_SPEC_ERROR(parallel_from_json({{"strategy", "3d"}, {"z", 8}}), "parallel.z",
                     "parallel.z=8 is not allowed with parallel.strategy=3d: 3D has no ZeRO-3 group (z must be 1)");
   EXPECT_SPEC_ERROR(parallel_from_json({{"strategy", "1f1b_zero1"}, {"zero_stage", 2}}), "parallel.zero_stage",

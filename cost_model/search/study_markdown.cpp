@@ -207,7 +207,7 @@ void table_section(std::string& md, const StudyReport& r) {
   }
   md +=
       "\nModel output (`zeropp compare`): iteration time and peak memory from the schedule simulator with analytic "
-      "costs on the cluster profile; (cf) closed form only (pure ZeRO-3 has no pipeline to simulate). ";
+      "costs on the cluster profile; (cf): the closed form's time, the row was not simulated. ";
   md += analytic::kFlopConventionNote;
   md +=
       " sent GB: bytes sent per GPU per iteration (GB = 1e9); GiB = 2^30 bytes. B is micro-batches per pipeline; "

@@ -149,7 +149,7 @@ CachedValidation cross_validated(const std::string& set, const fs::path& cache_d
     // Output::cache: the file read above (stale) is replaced by the fresh one, which a result may never do.
     write_file_atomically(file, loo_json(out.report, out.key).dump(2) + "\n", "validation cache", ParentDirs::create,
                           Output::cache);
-    out.note += fmt::format("leave-one-out run and cached in {} (input hash {})", file.generic_string(), out.key);
+    out.note += fmt::format("leave-one-out run and cached in {} (input hash {})", shown_path(file), out.key);
   } catch (const SpecError& e) {
     out.note += fmt::format("leave-one-out run; not cached ({})", e.what());
   }

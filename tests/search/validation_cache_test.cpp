@@ -54,6 +54,10 @@ TEST_F(ValidationCache, SecondRunReadsTheFirstsLeaveOneOut) {
   EXPECT_EQ(second.key, first.key);
   EXPECT_DOUBLE_EQ(second.report.loo_mean_abs_error, first.report.loo_mean_abs_error);
   EXPECT_DOUBLE_EQ(second.report.loo_max_abs_error, first.report.loo_max_abs_error);
+  // The cached report names the scalar it refits as the run did (Megatron rows: kernel_efficiency), not the
+  // default gemm_efficiency the report printed from the cache before.
+  EXPECT_EQ(first.report.fitted, "kernel_efficiency");
+  EXPECT_EQ(second.report.fitted, first.report.fitted);
   ASSERT_EQ(second.report.rows.size(), 3u);
   for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_DOUBLE_EQ(second.report.rows[i].loo_error, first.report.rows[i].loo_error);
@@ -70,11 +74,14 @@ TEST_F(ValidationCache, TheNoteNamesTheCacheFromTheWorkingDirectory) {
   const fs::path before = fs::current_path();
   fs::current_path(dir_);
   const std::string below = cross_validated(set_path(), cache(), false).note;
+  const std::string rerun = cross_validated(set_path(), cache(), true).note;  // the note of a run that writes it
   fs::current_path(before);
   EXPECT_EQ(below.rfind("leave-one-out errors from cache/small.json (input hash ", 0), 0u) << below;
+  EXPECT_EQ(rerun.rfind("leave-one-out run and cached in cache/small.json (input hash ", 0), 0u) << rerun;
   const std::string outside = cross_validated(set_path(), cache(), false).note;
-  if (fs::weakly_canonical(dir_).lexically_relative(fs::weakly_canonical(before)).string().rfind("..", 0) == 0)
+  if (fs::weakly_canonical(dir_).lexically_relative(fs::weakly_canonical(before)).string().rfind("..", 0) == 0) {
     EXPECT_NE(outside.find((cache() / "small.json").generic_string()), std::string::npos) << outside;
+  }
 }
 
 TEST_F(ValidationCache, AChangedSetIsStale) {

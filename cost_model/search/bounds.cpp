@@ -136,7 +136,7 @@ bool has_lowered_memory_bound(const Plan& plan) {
   return sync.shard_group > 1 && !sync.layer_wise;
 }
 
-double lowered_memory_bound(const Plan& plan, const PreparedPlan& prepared, double stop_above) {
+double lowered_memory_bound(const PreparedPlan& prepared, double stop_above) {
   using schedule::ActionType;
   const schedule::Program& program = prepared.program;
   const simulate::ActionCosts& costs = prepared.costs;

@@ -67,8 +67,7 @@ double memory_walk_bound(const Plan& plan, double stop_above = std::numeric_limi
 //              for it). Only the first run of each stage: the simulator allocates the buffer at a W/BW that finds
 //              it free, so a later run may start while the previous REDUCE_GRAD still holds it and then go without.
 // >= memory_walk_bound's sum at every compute action, <= the simulated peak.
-double lowered_memory_bound(const Plan& plan, const PreparedPlan& prepared,
-                            double stop_above = std::numeric_limits<double>::infinity());
+double lowered_memory_bound(const PreparedPlan& prepared, double stop_above = std::numeric_limits<double>::infinity());
 // Whether lowered_memory_bound applies (and can say more than memory_walk_bound).
 bool has_lowered_memory_bound(const Plan& plan);
 

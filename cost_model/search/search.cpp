@@ -229,7 +229,7 @@ class Searcher {
       // The program the simulation runs, walked first where that can say more (bounds.hpp), then simulated.
       const PreparedPlan prepared = prepare_plan(plan, costs);
       if (has_lowered_memory_bound(plan)) {
-        sp.lowered = lowered_memory_bound(plan, prepared, memory());
+        sp.lowered = lowered_memory_bound(prepared, memory());
         if (sp.lowered > memory()) return;
       }
       sp.candidate = evaluated_candidate(plans[k], &prepared);
@@ -400,7 +400,7 @@ class Searcher {
         out[k].candidate = evaluated_candidate(plans[k], &prepared);
         return;
       }
-      out[k].walk = std::max(out[k].walk, lowered_memory_bound(plan, prepared));
+      out[k].walk = std::max(out[k].walk, lowered_memory_bound(prepared));
       if (!out_of_reach(out[k].walk)) out[k].candidate = evaluated_candidate(plans[k], &prepared);
     });
     return out;

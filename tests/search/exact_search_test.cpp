@@ -46,7 +46,7 @@ TEST(Bounds, BelowTheSimulationForEveryPlan) {
     EXPECT_GE(walk, b.memory_bytes) << describe_plan(plan.parallel);
     EXPECT_LE(walk, e.memory_bytes.peak) << describe_plan(plan.parallel);
     if (has_lowered_memory_bound(plan)) {
-      const double lowered = lowered_memory_bound(plan, prepare_plan(plan));
+      const double lowered = lowered_memory_bound(prepare_plan(plan));
       EXPECT_GE(lowered, walk * (1 - 1e-12)) << describe_plan(plan.parallel);
       EXPECT_LE(lowered, e.memory_bytes.peak) << describe_plan(plan.parallel);
     }
@@ -94,7 +94,7 @@ TEST(Bounds, MemoryWalksBelowTheSimulationForZeroPP) {
               EXPECT_LE(schedule_time_bound(plan), e.time_s.iteration) << describe_plan(p);
               const double walk = memory_walk_bound(plan);
               EXPECT_LE(walk, peak) << describe_plan(p);
-              const double lowered = lowered_memory_bound(plan, prepare_plan(plan));
+              const double lowered = lowered_memory_bound(prepare_plan(plan));
               EXPECT_GE(lowered, walk * (1 - 1e-12)) << describe_plan(p);
               EXPECT_LE(lowered, peak) << describe_plan(p);
             }
@@ -179,8 +179,9 @@ void expect_valid_and_bounded(const Plan& plan) {
   EXPECT_LE(b.memory_bytes, e.memory_bytes.peak) << describe_plan(p);
   EXPECT_LE(schedule_time_bound(plan), e.time_s.iteration) << describe_plan(p);
   EXPECT_LE(memory_walk_bound(plan), e.memory_bytes.peak) << describe_plan(p);
-  if (has_lowered_memory_bound(plan))
-    EXPECT_LE(lowered_memory_bound(plan, prepare_plan(plan)), e.memory_bytes.peak) << describe_plan(p);
+  if (has_lowered_memory_bound(plan)) {
+    EXPECT_LE(lowered_memory_bound(prepare_plan(plan)), e.memory_bytes.peak) << describe_plan(p);
+  }
 }
 
 // The plans of `ex` that `checked` selects are valid and their bounds lie below their simulation; memory decides some

@@ -109,7 +109,9 @@ TEST(SearchSpace, ContextParallelByHand) {
     cp_plans += p.parallel.cp > 1;
     ulysses += p.parallel.cp_kind == CpKind::ulysses;
     EXPECT_EQ(p.parallel.world(), 8);
-    if (p.parallel.cp == 1) EXPECT_EQ(p.parallel.cp_kind, CpKind::ring);
+    if (p.parallel.cp == 1) {
+      EXPECT_EQ(p.parallel.cp_kind, CpKind::ring);
+    }
   });
   EXPECT_EQ(cp_plans, 2 * (400 - 144));
   EXPECT_EQ(ulysses, 400 - 144);

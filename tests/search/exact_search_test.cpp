@@ -184,6 +184,16 @@ void expect_valid_and_bounded(const Plan& plan) {
   }
 }
 
+// Memory decides some plans of `ex` (some fit, some do not) and the pruned search equals brute force.
+void expect_memory_decides_and_exact(const Experiment& ex, const SpaceOptions& space) {
+  SearchOptions o;
+  o.space = space;
+  const SearchResult r = run_search(ex, o);
+  EXPECT_GT(r.counts.feasible, 0);
+  EXPECT_GT(r.counts.over_memory, 0);
+  expect_pruned_equals_brute_force(ex, space, 10);
+}
+
 // The plans of `ex` that `checked` selects are valid and their bounds lie below their simulation; memory decides some
 // plans; and the pruned search equals brute force. Returns how many plans were checked.
 template <typename Select>
@@ -194,12 +204,7 @@ int expect_bounds_and_exact(const Experiment& ex, const SpaceOptions& space, con
     ++plans;
     expect_valid_and_bounded(plan);
   });
-  SearchOptions o;
-  o.space = space;
-  const SearchResult r = run_search(ex, o);
-  EXPECT_GT(r.counts.feasible, 0);
-  EXPECT_GT(r.counts.over_memory, 0);
-  expect_pruned_equals_brute_force(ex, space, 10);
+  expect_memory_decides_and_exact(ex, space);
   return plans;
 }
 
@@ -237,12 +242,7 @@ TEST(ExactSearch, UnevenSplitsEqualBruteForce) {
     uneven = uneven || plan.parallel.first_stage_layers > 0 || plan.model.layers % plan.parallel.pp != 0;
   });
   EXPECT_TRUE(uneven);
-  SearchOptions o;
-  o.space = space;
-  const SearchResult r = run_search(ex, o);
-  EXPECT_GT(r.counts.feasible, 0);
-  EXPECT_GT(r.counts.over_memory, 0);
-  expect_pruned_equals_brute_force(ex, space, 10);
+  expect_memory_decides_and_exact(ex, space);
 }
 
 // Issue 20: context parallelism in the space (min_cp_tokens lowered so that the tiny model's 128 tokens split up
@@ -303,21 +303,16 @@ TEST(ExactSearch, FsdpUnderPipelineAndHsdpEqualBruteForce) {
   space.max_v = 2;
   space.max_micro_batch = 2;
   int hsdp = 0, pipelined = 0;
-  for_each_plan(ex, space, [&](const Plan& plan) {
+  const auto fsdp_pp_or_hsdp = [&](const Plan& plan) {
     const ParallelSpec& p = plan.parallel;
-    if (p.strategy != Strategy::zero3 || (p.dp_shard == 0 && p.pp == 1)) return;
+    if (p.strategy != Strategy::zero3 || (p.dp_shard == 0 && p.pp == 1)) return false;
     hsdp += p.dp_shard > 0;
     pipelined += p.pp > 1;
-    expect_valid_and_bounded(plan);
-  });
+    return true;
+  };
+  expect_bounds_and_exact(ex, space, fsdp_pp_or_hsdp);
   EXPECT_GT(hsdp, 50);
   EXPECT_GT(pipelined, 50);
-  SearchOptions o;
-  o.space = space;
-  const SearchResult r = run_search(ex, o);
-  EXPECT_GT(r.counts.feasible, 0);
-  EXPECT_GT(r.counts.over_memory, 0);
-  expect_pruned_equals_brute_force(ex, space, 10);
 }
 
 // Nothing fits anywhere: every strategy's closest plan is exact.

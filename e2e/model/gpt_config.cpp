@@ -219,10 +219,27 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
     throw SpecError("parallel.dp_shard", fmt::format("parallel.dp_shard={} < parallel.dp={}: the trainer shards over "
                                                      "every data-parallel rank (no HSDP; leave dp_shard out)",
                                                      p.dp_shard, p.dp));
-  if (p.cp > 1)
-    throw SpecError("parallel.cp", fmt::format("parallel.cp={}: the trainer runs every sequence whole on one rank (no "
-                                               "context parallelism; state cp 1)",
+  // Context parallelism: Megatron's ring attention with load-balanced causal chunks (e2e/model/ring_attention.hpp);
+  // the plan's own rules (flash attention, 2*cp chunks of the sequence) are validate_context_parallel's.
+  if (p.cp > 1 && !compute_f32)
+    throw SpecError("parallel.cp", fmt::format("parallel.cp={}: the cuda backend has no context-parallel (ring) "
+                                               "attention kernel; the cpu backend runs it (state cp 1 on cuda)",
                                                p.cp));
+  if (p.cp > 1 && p.cp_kind != CpKind::ring)
+    throw SpecError("parallel.cp_kind", fmt::format("parallel.cp_kind={}: the trainer runs ring attention only (no "
+                                                    "DeepSpeed-Ulysses all-to-all; state ring)",
+                                                    to_string(p.cp_kind)));
+  if (p.cp > 1 && data_parallel_sync(p).shard_spans_dp)
+    throw SpecError("parallel.cp", fmt::format("parallel.cp={} with parallel.strategy=zero3: the trainer's ZeRO-3 "
+                                               "shard group spans z*dp ranks, not their CP ranks (state cp 1, or a "
+                                               "strategy that shards over z)",
+                                               p.cp));
+  if (p.cp > 1 && p.sequence_parallel && p.tp > 1 &&
+      (std::int64_t{p.micro_batch} * (plan.model.seq_len / p.cp)) % p.tp != 0)
+    throw SpecError("parallel.sequence_parallel",
+                    fmt::format("parallel.sequence_parallel with cp={}: micro_batch*seq_len/cp = {} rows are not "
+                                "divisible by tp={}",
+                                p.cp, std::int64_t{p.micro_batch} * (plan.model.seq_len / p.cp), p.tp));
   if (p.overlap_param_gather)
     throw SpecError("parallel.overlap_param_gather",
                     "parallel.overlap_param_gather=true: the trainer all-gathers the updated parameters inside the "
@@ -283,8 +300,9 @@ const std::vector<KeySupport>& key_support() {
       {"parallel.overlap_param_gather", "refused when true"},
       {"parallel.first_stage_layers", "executed: the first pipeline rank's layers (uneven stages)"},
       {"parallel.last_stage_layers", "executed: the last pipeline rank's layers (uneven stages)"},
-      {"parallel.cp", "refused when > 1: no context parallelism in the trainer"},
-      {"parallel.cp_kind", "a label unless cp > 1 (refused)"},
+      {"parallel.cp", "executed on the cpu backend: Megatron's ring attention with load-balanced causal chunks "
+                      "(e2e/model/ring_attention.hpp); refused on cuda and with strategy zero3 (shard over dp)"},
+      {"parallel.cp_kind", "executed: ring; refused: ulysses"},
       {"parallel.dp_shard", "executed when it is dp (plain FSDP); refused when < dp (HSDP)"},
       {"parallel.framework",
        "executed where its precision is the trainer's (fp32 master and gradients); refused "

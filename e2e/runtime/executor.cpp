@@ -41,14 +41,21 @@ Executor::Executor(Backend& backend, RankGroups& groups, const RankLayout& layou
     tp.sequence_parallel = opt.sequence_parallel;
     tp.comm = tp_comm_.get();
   }
+  ContextParallel cp;
+  if (layout.cp() > 1) {
+    cp_comm_ = std::make_unique<ContextParallelCommAdapter>(*groups.cp);
+    cp.size = layout.cp();
+    cp.rank = c.cp;
+    cp.comm = cp_comm_.get();
+  }
   for (int chunk = 0; chunk < prog.v; ++chunk) {
     const int stage = chunk * layout.pp() + c.pp;
     const ChunkSpec spec = chunk_spec_for_stage(cfg, plan.layout, stage, opt.micro_batch, global_microbatches_);
     const ChunkLayout chunk_layout(cfg, spec, layout.tp());
     const ChunkRanges ranges = ChunkRanges::make(chunk_layout.numel(), plan.data_parallel.shard_group > 1, layout.z(),
-                                                 layout.z() > 1 ? c.inner : 0, layout.dp(), c.dp,
+                                                 layout.z() > 1 ? c.inner : 0, layout.dp_cp(), layout.dp_cp_index(c),
                                                  plan.data_parallel.mode == DpSyncMode::reduce_scatter);
-    chunks_.push_back(std::make_unique<ChunkState>(backend, cfg, spec, tp, ranges, opt.optim, opt.seed,
+    chunks_.push_back(std::make_unique<ChunkState>(backend, cfg, spec, tp, cp, ranges, opt.optim, opt.seed,
                                                    layout.tp() > 1 ? c.inner : 0));
   }
 
@@ -175,8 +182,13 @@ std::string Executor::collective_members(const Action& a) const {
   if (!inner && a.type != ActionType::DP_SYNC) return "";
   RankCoords c = groups_->coords;
   std::vector<int> ranks;
-  for (int i = 0; i < (inner ? layout_.inner() : layout_.dp()); ++i) {
-    (inner ? c.inner : c.dp) = i;
+  for (int i = 0; i < (inner ? layout_.inner() : layout_.dp_cp()); ++i) {
+    if (inner) {
+      c.inner = i;
+    } else {
+      c.dp = i / layout_.cp();
+      c.cp = i % layout_.cp();
+    }
     ranks.push_back(layout_.world_rank(c));
   }
   return fmt::format(
@@ -287,7 +299,8 @@ void Executor::forward(int stage, int mb, int step) {
     if (!std::isfinite(loss))
       throw std::runtime_error(
           fmt::format("loss is {} at step {} micro-batch {} (global {}) on stage {}", loss, step, mb, g, stage));
-    // Without sequence parallelism every tp rank computes the same loss: count it once.
+    // Without sequence parallelism every tp rank computes the same loss: count it once. Each cp rank's is the mean
+    // over its equal share of the tokens: counted on every one and divided by cp below.
     const bool counted = layout_.tp() == 1 || opt_.sequence_parallel || groups_->coords.inner == 0;
     if (counted) loss_sum_ += loss;
   }
@@ -366,8 +379,8 @@ void Executor::finish_iteration(int step) {
   double partial[2] = {0.0, loss_sum_};
   for (auto& cs : chunks_) partial[0] += cs->owned_grad_sum_squares(tp_rank);
   groups_->world->all_reduce(partial, 2, DataType::f64);
-  const double loss_divisor =
-      static_cast<double>(global_microbatches_) * (opt_.sequence_parallel && layout_.tp() > 1 ? layout_.tp() : 1);
+  const double loss_divisor = static_cast<double>(global_microbatches_) *
+                              (opt_.sequence_parallel && layout_.tp() > 1 ? layout_.tp() : 1) * layout_.cp();
   result_.loss = partial[1] / loss_divisor;
   result_.grad_norm = std::sqrt(partial[0]);
   if (!std::isfinite(partial[0]))

@@ -274,10 +274,10 @@ TEST_F(CudaBackendTest, Rope) {
   for (int rot : {hs, hs / 4}) {
     const auto x = random_bf16(n, rng);
     Buffer gx = up(x), cx = cpu_up(x);
-    gpu->rope(gx.view(), N, T, NH, KVH, hs, rot, 500000.0, false);
-    cpu.rope(cx.view(), N, T, NH, KVH, hs, rot, 500000.0, false);
+    gpu->rope(gx.view(), N, T, NH, KVH, hs, rot, 500000.0, false, 0);
+    cpu.rope(cx.view(), N, T, NH, KVH, hs, rot, 500000.0, false, 0);
     EXPECT_LT(rel_err(down(gx.view()), cpu_down(cx.view())), kBf16Out) << "rotary dims " << rot;
-    gpu->rope(gx.view(), N, T, NH, KVH, hs, rot, 500000.0, true);  // the inverse undoes it (up to bf16 rounding)
+    gpu->rope(gx.view(), N, T, NH, KVH, hs, rot, 500000.0, true, 0);  // the inverse undoes it (up to bf16 rounding)
     EXPECT_LT(rel_err(down(gx.view()), x), kBf16Out) << "inverse, rotary dims " << rot;
   }
 }

@@ -166,7 +166,7 @@ TEST(LlamaLayers, RopeMatchesTheRotationAndItsInverseIsItsBackward) {
     for (double theta : {10000.0, 500000.0}) {
       auto x = random_vector(static_cast<std::size_t>(N) * W, 11);
       Buffer buf = upload(be, x);
-      be.rope(buf.view(), N, T, NH, KVH, hs, rot, theta, false);
+      be.rope(buf.view(), N, T, NH, KVH, hs, rot, theta, false, 0);
       const auto y = download(be, buf.view());
       EXPECT_LT(rel_error_f(y, ref_rope(x, N, T, NH, KVH, hs, rot, theta)), kForwardTolerance) << rot << " " << theta;
       // v columns untouched; position 0 untouched (angle 0).
@@ -174,17 +174,17 @@ TEST(LlamaLayers, RopeMatchesTheRotationAndItsInverseIsItsBackward) {
         for (int c = (NH + KVH) * hs; c < W; ++c) EXPECT_EQ(y[r * W + c], x[r * W + c]);
       for (int c = 0; c < W; ++c) EXPECT_EQ(y[c], x[c]);
       // The inverse undoes it.
-      be.rope(buf.view(), N, T, NH, KVH, hs, rot, theta, true);
+      be.rope(buf.view(), N, T, NH, KVH, hs, rot, theta, true, 0);
       EXPECT_LT(rel_error_f(download(be, buf.view()), to_double(x)), 1e-6);
       // Backward: d/dx sum(rope(x) * r) = rope^-1(r).
       const auto rr = random_vector(x.size(), 12);
       auto objective = [&]() {
         Buffer b2 = upload(be, x);
-        be.rope(b2.view(), N, T, NH, KVH, hs, rot, theta, false);
+        be.rope(b2.view(), N, T, NH, KVH, hs, rot, theta, false, 0);
         return dot(download(be, b2.view()), rr);
       };
       Buffer g = upload(be, rr);
-      be.rope(g.view(), N, T, NH, KVH, hs, rot, theta, true);
+      be.rope(g.view(), N, T, NH, KVH, hs, rot, theta, true, 0);
       EXPECT_LT(rel_error(to_double(download(be, g.view())), numeric_grad(x, objective)), kGradTolerance);
     }
   }
@@ -192,7 +192,7 @@ TEST(LlamaLayers, RopeMatchesTheRotationAndItsInverseIsItsBackward) {
   std::vector<float> one(static_cast<std::size_t>(2) * 3 * 2, 0.0f);  // N = 2 rows, NH = KVH = 1, hs = 2
   one[6] = 1.0f;                                                      // row 1 (position 1), q[0]
   Buffer b1 = upload(be, one);
-  be.rope(b1.view(), 2, 2, 1, 1, 2, 2, 10000.0, false);
+  be.rope(b1.view(), 2, 2, 1, 1, 2, 2, 10000.0, false, 0);
   const auto got = download(be, b1.view());
   EXPECT_NEAR(got[6], std::cos(1.0), 1e-6);
   EXPECT_NEAR(got[7], std::sin(1.0), 1e-6);

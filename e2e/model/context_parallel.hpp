@@ -1,0 +1,50 @@
+#pragma once
+// Context parallelism as seen by the model: Megatron-LM's causal load balancing (megatron/training/utils.py,
+// get_batch_on_this_cp_rank). Every sequence of T tokens is cut into 2*cp chunks of Tc = T/(2*cp); CP rank r holds
+// chunks r and 2*cp-1-r, in that order, so each rank gets one early and one late chunk and the causal work is
+// even. Its Tl = 2*Tc rows per sequence run through the whole model: the embedding and RoPE at the chunks' global
+// positions, the loss over its tokens (its gradient scaled by the whole sequence's count), the attention over the
+// ring (ring_attention.hpp), everything else row-local. The CP ranks hold the same parameters; the runtime sums
+// their weight gradients with the data-parallel ones (Megatron reduces gradients over dp x cp).
+#include <cstdint>
+#include <vector>
+
+#include "e2e/backend/tensor.hpp"
+
+namespace zeropp::e2e {
+
+// What the model needs from the runtime's CP group: the ring's one step. Blocking; element type the tensor's.
+class ContextParallelComm {
+ public:
+  virtual ~ContextParallelComm() = default;
+  virtual int size() const = 0;
+  virtual int rank() const = 0;
+  // Sends `send` (n elements) to rank + 1 and receives rank - 1's into `recv` (mod size); distinct buffers.
+  virtual void ring_shift(Tensor send, Tensor recv, std::int64_t n) = 0;
+};
+
+struct ContextParallel {
+  int size = 1;                         // cp
+  int rank = 0;                         // r, 0 <= r < cp
+  ContextParallelComm* comm = nullptr;  // required when size > 1; not owned
+
+  bool enabled() const { return size > 1; }
+  int rows_per_sequence(int T) const { return T / size; }  // Tl (T when cp = 1)
+  // Global position of row t (0 <= t < Tl) of this rank's share of a sequence.
+  int position(int t, int T) const {
+    if (size == 1) return t;
+    const int tc = T / (2 * size);
+    return t < tc ? rank * tc + t : (2 * size - 1 - rank) * tc + (t - tc);
+  }
+  // Runs of consecutive positions in this rank's share: {first row, length, first position}.
+  struct Run {
+    int row, len, pos;
+  };
+  std::vector<Run> runs(int T) const {
+    if (size == 1) return {{0, T, 0}};
+    const int tc = T / (2 * size);
+    return {{0, tc, rank * tc}, {tc, tc, (2 * size - 1 - rank) * tc}};
+  }
+};
+
+}  // namespace zeropp::e2e

@@ -1,11 +1,11 @@
 #pragma once
-// The communicators of one rank, split from the world by the rank layout:
+// The communicators of one rank, split from the world by the rank layout (the plan's rank grid):
 //   pp     the pipeline this rank belongs to (same dp and inner index), ordered by pipeline rank;
 //   inner  the intra-node group (z for ZeRO-3, tp for tensor parallelism), ordered by inner index;
-//   dp     the ranks holding the same stage and inner index on other nodes and their CP ranks (dp x cp), ordered
-//          by dp index then cp index: the gradient sync group;
-//   cp     the context-parallel ring (same dp, stage and inner index), ordered by cp index; one rank when cp = 1;
-//   embed  the first and the last pipeline rank's inner groups of one dp and cp index (and tp index): they sum the
+//   cp     the context-parallel ranks of this rank (same everything else), ordered by CP rank;
+//   dp     the data-parallel replicas holding the same stage and inner index, and their CP ranks (dp x cp: the
+//          gradient sync group), ordered by dp index then CP rank;
+//   embed  the first and the last pipeline rank's inner groups of one dp index (and tp index, CP rank): they sum the
 //          tied word-embedding gradient (the first stage's wte and the last stage's copy). Ranks of other
 //          pipeline ranks get a group of their own that they never use.
 // Built with Communicator::split, so a NCCL world gives NCCL groups and the runtime is unchanged.
@@ -20,7 +20,7 @@ namespace zeropp::e2e {
 
 struct RankGroups {
   Communicator* world = nullptr;  // not owned
-  std::unique_ptr<Communicator> pp, inner, dp, cp, embed;
+  std::unique_ptr<Communicator> pp, inner, cp, dp, embed;
   RankCoords coords;
 
   // Collective over `world`.

@@ -1,55 +1,63 @@
 #pragma once
-// Where a world rank sits in the (dp, pp, cp, inner) grid. The intra-node dimension (tp or z; never both > 1) is
-// innermost so its groups sit inside one node, then cp (next to TP, as in Megatron's tp-cp-dp-pp order), then pp,
-// then dp:
-//   world = ((dp_index * pp + pp_index) * cp + cp_index) * inner + inner_index.
-// z ranks run different micro-batches (each is its own pipeline); tp and cp ranks share them. The gradient sync
-// ("dp") group spans dp x cp: CP ranks hold the same parameters (Megatron's data-parallel group with CP).
+// Where a world rank sits, as the trainer sees it: its index in the intra-node group (tp, or the ZeRO-3 shard
+// group), its CP rank, pipeline rank and data-parallel index. All of it derives from the plan's rank grid
+// (cost_model/spec/rank_grid.hpp: tp, cp, z, dp_shard, dp, pp inner to outer, Megatron-Core's order), the one the
+// cost model prices its groups from, so the trainer's groups are the ranks the model prices.
+// z ranks run different micro-batches (each is its own pipeline); tp and cp ranks share them.
 #include "cost_model/spec/parallel_spec.hpp"
+#include "cost_model/spec/rank_grid.hpp"
 
 namespace zeropp::e2e {
 
 struct RankCoords {
   int inner = 0;  // index in the tp or z group
+  int cp = 0;     // context-parallel rank
   int pp = 0;     // pipeline rank
-  int dp = 0;     // index across nodes
-  int cp = 0;     // index in the context-parallel group
+  int dp = 0;     // index among the data-parallel replicas
 };
 
 class RankLayout {
  public:
-  RankLayout(int tp, int z, int pp, int dp, int cp = 1);  // throws std::invalid_argument when tp > 1 and z > 1
+  // throws std::invalid_argument when tp > 1 and z > 1, or a size < 1
+  RankLayout(int tp, int z, int pp, int dp, int cp = 1);
   explicit RankLayout(const ParallelSpec& p) : RankLayout(p.tp, p.z, p.pp, p.dp, p.cp) {}
-  // The layout the runtime executes a plan on: the plan's own, except that pure ZeRO-3 shards over every
-  // data-parallel GPU (spec/strategy.hpp), so its z*dp GPUs form one inner group (z = z*dp, dp = 1).
+  // The layout the runtime executes a plan on: its rank grid, whose zero3 shard group spans z*dp_shard GPUs of
+  // the data-parallel dimension (every one for pure ZeRO-3, spec/strategy.hpp): they form the inner group
+  // (z = z*dp_shard) and the dp/dp_shard replicas the dp dimension.
   static RankLayout for_plan(const ParallelSpec& p);
 
   int tp() const { return tp_; }
   int z() const { return z_; }
-  int pp() const { return pp_; }
-  int dp() const { return dp_; }
-  int cp() const { return cp_; }
+  int cp() const { return grid_.size(GridDim::cp); }
+  int pp() const { return grid_.size(GridDim::pp); }
+  int dp() const { return grid_.size(GridDim::dp); }
   int inner() const { return tp_ * z_; }  // one of them is 1
-  int world() const { return inner() * cp_ * pp_ * dp_; }
-  // The gradient sync group: dp x cp ranks, and this rank's index in it.
-  int dp_cp() const { return dp_ * cp_; }
-  int dp_cp_index(const RankCoords& c) const { return c.dp * cp_ + c.cp; }
+  int world() const { return grid_.world(); }
+  const RankGrid& grid() const { return grid_; }
+  // The grid dimensions of the inner group: tp, or the ZeRO-3 shard group (z and dp_shard).
+  GridMask inner_mask() const { return tp_ > 1 ? kGridTp : kGridZ | kGridDpShard; }
 
-  RankCoords coords(int world_rank) const;
+  RankCoords coords(int world_rank) const;  // std::out_of_range outside the world
   int world_rank(const RankCoords&) const;
 
-  // Colors for Communicator::split (ranks with equal color share a group; key orders them inside it).
-  int pp_color(const RankCoords& c) const { return (c.dp * cp_ + c.cp) * inner() + c.inner; }
-  int inner_color(const RankCoords& c) const { return (c.dp * pp_ + c.pp) * cp_ + c.cp; }
-  int dp_color(const RankCoords& c) const { return c.pp * inner() + c.inner; }  // key: dp_cp_index
-  int cp_color(const RankCoords& c) const { return (c.dp * pp_ + c.pp) * inner() + c.inner; }
+  // Colors for Communicator::split (ranks with equal color share a group; the coordinate orders them inside it).
+  int pp_color(const RankCoords& c) const { return grid_.color(kGridPp, world_rank(c)); }
+  int inner_color(const RankCoords& c) const { return grid_.color(inner_mask(), world_rank(c)); }
+  int cp_color(const RankCoords& c) const { return grid_.color(kGridCp, world_rank(c)); }
+  // The gradient sync ("dp") group spans dp x cp: CP ranks hold the same parameters (Megatron's data-parallel group
+  // with context parallelism, spec/strategy.hpp); dp_cp_index orders it (cp inner: the grid's index).
+  int dp_color(const RankCoords& c) const { return grid_.color(kGridDp | kGridCp, world_rank(c)); }
+  int dp_cp() const { return dp() * cp(); }
+  int dp_cp_index(const RankCoords& c) const { return grid_.index(kGridDp | kGridCp, world_rank(c)); }
 
-  // Pipelines are numbered dp_index * z + z_index; tp ranks of one pipeline share its index.
-  int pipelines() const { return z_ * dp_; }
+  // Pipelines are numbered dp_index * z + z_index; tp and cp ranks of one pipeline share its index.
+  int pipelines() const { return z_ * dp(); }
   int pipeline(const RankCoords& c) const { return c.dp * z_ + (z_ > 1 ? c.inner : 0); }
 
  private:
-  int tp_, z_, pp_, dp_, cp_;
+  RankLayout(const RankGrid& grid, int tp, int z) : grid_(grid), tp_(tp), z_(z) {}
+  RankGrid grid_;
+  int tp_, z_;  // z: the inner ZeRO-3 group, z * dp_shard of the grid
 };
 
 }  // namespace zeropp::e2e

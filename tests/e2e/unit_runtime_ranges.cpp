@@ -13,21 +13,23 @@
 namespace zeropp::e2e {
 namespace {
 
-TEST(RankLayout, InnerDimensionFastestThenPipelineThenData) {
+// The rank grid's order (cost_model/spec/rank_grid.hpp, Megatron-Core's tp-cp-dp-pp): the inner dimension
+// fastest, then data parallelism, pipeline outermost.
+TEST(RankLayout, InnerDimensionFastestThenDataThenPipeline) {
   const RankLayout l(1, 2, 2, 2);  // z=2, pp=2, dp=2: 8 ranks
   ASSERT_EQ(l.world(), 8);
-  // Hand table: rank = (dp * pp + pp_rank) * z + z_index.
+  // Hand table: rank = (pp_rank * dp + dp_index) * z + z_index.
   const RankCoords c5 = l.coords(5);  // 5 = (1*2 + 0)*2 + 1
   EXPECT_EQ(c5.inner, 1);
-  EXPECT_EQ(c5.pp, 0);
-  EXPECT_EQ(c5.dp, 1);
+  EXPECT_EQ(c5.pp, 1);
+  EXPECT_EQ(c5.dp, 0);
   for (int r = 0; r < 8; ++r) EXPECT_EQ(l.world_rank(l.coords(r)), r);
-  // Pipelines: dp * z + z_index; ranks 0 and 2 (pp 0 and 1, z 0, dp 0) form pipeline 0.
+  // Pipelines: dp * z + z_index; ranks 0 and 4 (pp 0 and 1, z 0, dp 0) form pipeline 0.
   EXPECT_EQ(l.pipelines(), 4);
   EXPECT_EQ(l.pipeline(l.coords(0)), 0);
-  EXPECT_EQ(l.pipeline(l.coords(2)), 0);
-  EXPECT_EQ(l.pipeline(c5), 3);
-  // Groups: z group of rank 5 = {4, 5}; its pp group = {5, 7}; its dp group = {1, 5}.
+  EXPECT_EQ(l.pipeline(l.coords(4)), 0);
+  EXPECT_EQ(l.pipeline(c5), 1);
+  // Groups: z group of rank 5 = {4, 5}; its pp group = {1, 5} (4 ranks apart); its dp group = {5, 7}.
   std::set<int> z, pp, dp;
   for (int r = 0; r < 8; ++r) {
     const RankCoords c = l.coords(r);
@@ -36,8 +38,26 @@ TEST(RankLayout, InnerDimensionFastestThenPipelineThenData) {
     if (l.dp_color(c) == l.dp_color(c5)) dp.insert(r);
   }
   EXPECT_EQ(z, (std::set<int>{4, 5}));
-  EXPECT_EQ(pp, (std::set<int>{5, 7}));
-  EXPECT_EQ(dp, (std::set<int>{1, 5}));
+  EXPECT_EQ(pp, (std::set<int>{1, 5}));
+  EXPECT_EQ(dp, (std::set<int>{5, 7}));
+}
+
+// CP sits between TP and the data-parallel dimensions: tp=2 cp=2 pp=2 dp=1, rank = tp_i + 2*(cp_i + 2*pp_i).
+TEST(RankLayout, ContextParallelRanksNextToTensorParallelOnes) {
+  const RankLayout l(2, 1, 2, 1, 2);
+  ASSERT_EQ(l.world(), 8);
+  const RankCoords c = l.coords(7);
+  EXPECT_EQ(c.inner, 1);
+  EXPECT_EQ(c.cp, 1);
+  EXPECT_EQ(c.pp, 1);
+  std::set<int> cp, pp;
+  for (int r = 0; r < 8; ++r) {
+    if (l.cp_color(l.coords(r)) == l.cp_color(c)) cp.insert(r);
+    if (l.pp_color(l.coords(r)) == l.pp_color(c)) pp.insert(r);
+  }
+  EXPECT_EQ(cp, (std::set<int>{5, 7}));
+  EXPECT_EQ(pp, (std::set<int>{3, 7}));
+  EXPECT_EQ(l.pipelines(), 1);
 }
 
 TEST(RankLayout, TensorParallelRanksShareAPipeline) {

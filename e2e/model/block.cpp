@@ -72,6 +72,7 @@ void BlockStash::free_forward_only() {
   att.reset();
   lse.reset();
   fch.reset();
+  ulysses = UlyssesStash{};
   // Under SP, W reads the gathered norm outputs; the local ones were only the gathers' sources.
   if (!ln1_full.empty()) ln1.reset();
   if (!ln2_full.empty()) ln2.reset();
@@ -133,12 +134,15 @@ void BlockRunner::rope(Tensor qkv, bool inverse) {
 }
 
 // The attention core on this rank's heads: RoPE on q and k (in place: the stash keeps them rotated), then the
-// unfused kernel (saves the softmax), the flash one (saves the log-sum-exp) or, under CP, the ring (flash-style).
+// unfused kernel (saves the softmax), the flash one (saves the log-sum-exp) or, under CP, the ring (flash-style) or
+// Ulysses (the flash kernel on whole sequences of heads/cp heads).
 void BlockRunner::attention_forward(BlockStash& st) {
   const int Nf = s_.full_rows(), NHl = s_.NHl(), KVHl = s_.KVHl(), hs = s_.hs();
   rope(st.qkv.view(), false);
   st.atty = Buffer(be_, std::int64_t{Nf} * s_.Cl(), be_.compute_dtype());
-  if (cp_.enabled()) {
+  if (cp_.enabled() && cp_.ulysses) {
+    ulysses_attention_forward(be_, cp_, st.atty.view(), st.ulysses, st.qkv.view(), s_.b, s_.Tl(), NHl, KVHl, hs);
+  } else if (cp_.enabled()) {
     st.lse = Buffer(be_, std::int64_t{s_.b} * NHl * s_.Tl(), DType::f32);
     ring_attention_forward(be_, cp_, st.atty.view(), st.lse.view(), st.qkv.view(), s_.b, s_.Tl(), NHl, KVHl, hs);
   } else if (s_.flash) {
@@ -155,7 +159,9 @@ void BlockRunner::attention_forward(BlockStash& st) {
 void BlockRunner::attention_backward(BlockStash& st, Tensor datty) {
   const int Nf = s_.full_rows(), NHl = s_.NHl(), KVHl = s_.KVHl(), hs = s_.hs();
   st.dqkv = Buffer(be_, std::int64_t{Nf} * s_.Ql(), be_.compute_dtype());
-  if (cp_.enabled())
+  if (cp_.enabled() && cp_.ulysses)
+    ulysses_attention_backward(be_, cp_, st.dqkv.view(), datty, st.ulysses, s_.b, s_.Tl(), NHl, KVHl, hs);
+  else if (cp_.enabled())
     ring_attention_backward(be_, cp_, st.dqkv.view(), datty, st.atty.view(), st.lse.view(), st.qkv.view(), s_.b,
                             s_.Tl(), NHl, KVHl, hs);
   else if (s_.flash)

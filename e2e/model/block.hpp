@@ -10,11 +10,12 @@
 // Under TP the linears are sliced (tensor_parallel.hpp); "full" buffers hold all B*T rows, the others the rows
 // this rank owns (all rows without sequence parallelism, where the full and local buffers are the same). Under
 // context parallelism (context_parallel.hpp) every sequence contributes its Tl = T/cp rows on this rank, and the
-// attention core runs over the CP ring (ring_attention.hpp).
+// attention core runs over the CP ring (ring_attention.hpp) or Ulysses' all-to-alls (ulysses_attention.hpp).
 #include "e2e/backend/backend.hpp"
 #include "e2e/model/context_parallel.hpp"
 #include "e2e/model/layout.hpp"
 #include "e2e/model/tensor_parallel.hpp"
+#include "e2e/model/ulysses_attention.hpp"
 
 namespace zeropp::e2e {
 
@@ -59,6 +60,7 @@ struct BlockStash {
   Buffer qkv, att, lse, atty;      // [Nf, Ql], unfused [b, NHl, T, T] or flash/ring [b, NHl, Tl] (f32), [Nf, Cl]
   Buffer res2, ln2, ln2_mean, ln2_rstd, ln2_full;
   Buffer fch, fch_gelu;  // [Nf, Ul], [Nf, Fl]: the first MLP linear's output and its activation
+  UlyssesStash ulysses;  // the head-split attention inputs and output (cp_kind ulysses)
   // backward (kept for W)
   Buffer dout;        // [Nf, C] gradient of the block output (all-gathered under SP)
   Buffer dres2_full;  // [Nf, C] gradient of res2 (all-gathered under SP)

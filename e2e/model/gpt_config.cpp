@@ -219,16 +219,14 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
     throw SpecError("parallel.dp_shard", fmt::format("parallel.dp_shard={} < parallel.dp={}: the trainer shards over "
                                                      "every data-parallel rank (no HSDP; leave dp_shard out)",
                                                      p.dp_shard, p.dp));
-  // Context parallelism: Megatron's ring attention with load-balanced causal chunks (e2e/model/ring_attention.hpp);
-  // the plan's own rules (flash attention, 2*cp chunks of the sequence) are validate_context_parallel's.
+  // Context parallelism: Megatron's ring attention with load-balanced causal chunks (e2e/model/ring_attention.hpp)
+  // or DeepSpeed-Ulysses (ulysses_attention.hpp); the plan's own rules (flash attention, 2*cp chunks of the
+  // sequence, cp dividing a TP rank's heads) are validate_context_parallel's.
   if (p.cp > 1 && !compute_f32)
     throw SpecError("parallel.cp", fmt::format("parallel.cp={}: the cuda backend has no context-parallel (ring) "
-                                               "attention kernel; the cpu backend runs it (state cp 1 on cuda)",
+                                               "attention kernel nor Ulysses all-to-all; the cpu backend runs them "
+                                               "(state cp 1 on cuda)",
                                                p.cp));
-  if (p.cp > 1 && p.cp_kind != CpKind::ring)
-    throw SpecError("parallel.cp_kind", fmt::format("parallel.cp_kind={}: the trainer runs ring attention only (no "
-                                                    "DeepSpeed-Ulysses all-to-all; state ring)",
-                                                    to_string(p.cp_kind)));
   if (p.cp > 1 && data_parallel_sync(p).shard_spans_dp)
     throw SpecError("parallel.cp", fmt::format("parallel.cp={} with parallel.strategy=zero3: the trainer's ZeRO-3 "
                                                "shard group spans z*dp ranks, not their CP ranks (state cp 1, or a "
@@ -301,8 +299,9 @@ const std::vector<KeySupport>& key_support() {
       {"parallel.first_stage_layers", "executed: the first pipeline rank's layers (uneven stages)"},
       {"parallel.last_stage_layers", "executed: the last pipeline rank's layers (uneven stages)"},
       {"parallel.cp", "executed on the cpu backend: Megatron's ring attention with load-balanced causal chunks "
-                      "(e2e/model/ring_attention.hpp); refused on cuda and with strategy zero3 (shard over dp)"},
-      {"parallel.cp_kind", "executed: ring; refused: ulysses"},
+                      "(e2e/model/ring_attention.hpp) or Ulysses; refused on cuda and with strategy zero3 (shard "
+                      "over dp)"},
+      {"parallel.cp_kind", "executed: ring or ulysses (e2e/model/ulysses_attention.hpp)"},
       {"parallel.dp_shard", "executed when it is dp (plain FSDP); refused when < dp (HSDP)"},
       {"parallel.framework",
        "executed where its precision is the trainer's (fp32 master and gradients); refused "

@@ -47,6 +47,7 @@ Executor::Executor(Backend& backend, RankGroups& groups, const RankLayout& layou
     cp.size = layout.cp();
     cp.rank = c.cp;
     cp.comm = cp_comm_.get();
+    cp.ulysses = opt.ulysses;
   }
   for (int chunk = 0; chunk < prog.v; ++chunk) {
     const int stage = chunk * layout.pp() + c.pp;

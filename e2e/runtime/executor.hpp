@@ -37,6 +37,7 @@ namespace zeropp::e2e {
 struct ExecutorOptions {
   int micro_batch = 1;             // b
   bool sequence_parallel = false;  // with tp > 1
+  bool ulysses = false;            // cp_kind ulysses (else ring) with cp > 1
   AdamWConfig optim;
   std::uint64_t seed = 1234;     // parameter init (the reference uses the same)
   Watchdog* watchdog = nullptr;  // times every communication action (and the compute a device queued before it)

@@ -470,6 +470,7 @@ int train(Communicator& world, const TrainerOptions& opt) {
           ExecutorOptions eo;
           eo.micro_batch = job.plan.parallel.micro_batch;
           eo.sequence_parallel = job.plan.parallel.sequence_parallel;
+          eo.ulysses = job.plan.parallel.cp_kind == CpKind::ulysses;
           eo.optim = opt.optim;
           eo.seed = opt.seed;
           eo.watchdog = &watchdog;

@@ -1,7 +1,8 @@
-// Ring attention (e2e/model/ring_attention.hpp) against the unsplit attention: cp ranks run as threads, each with its
-// own CPU backend, over an in-memory ring; every rank's output, log-sum-exp and q/k/v gradients must equal the rows
-// of the single-sequence unfused kernel (softmax stored, no log-sum-exp merging: an independent computation) at the
-// rank's load-balanced positions.
+// Context-parallel attention against the unsplit attention: ring attention (e2e/model/ring_attention.hpp) and
+// DeepSpeed-Ulysses (ulysses_attention.hpp). cp ranks run as threads, each with its own CPU backend, over in-memory
+// mailboxes; every rank's output (and the ring's log-sum-exp) and q/k/v gradients must equal the rows of the
+// single-sequence unfused kernel (softmax stored, no log-sum-exp merging: an independent computation) at the rank's
+// positions (load-balanced chunks for the ring, contiguous rows for Ulysses).
 #include <gtest/gtest.h>
 
 #include <condition_variable>
@@ -11,6 +12,7 @@
 
 #include "e2e/backend/cpu_backend.hpp"
 #include "e2e/model/ring_attention.hpp"
+#include "e2e/model/ulysses_attention.hpp"
 #include "unit_test_util.hpp"
 
 namespace zeropp::e2e {
@@ -21,21 +23,21 @@ using testing::random_vector;
 using testing::rel_error;
 using testing::upload;
 
-// One mailbox per rank; rank r only ever receives from r - 1, so a FIFO per receiver keeps the ring's order.
+// One mailbox per (receiver, sender) pair: FIFO, as MPI orders messages between two ranks.
 class ThreadRing {
  public:
-  explicit ThreadRing(int n) : boxes_(static_cast<std::size_t>(n)) {}
-  int size() const { return static_cast<int>(boxes_.size()); }
-  void put(int to, std::vector<float> msg) {
-    Box& b = boxes_[static_cast<std::size_t>(to)];
+  explicit ThreadRing(int n) : n_(n), boxes_(static_cast<std::size_t>(n) * n) {}
+  int size() const { return n_; }
+  void put(int to, int from, std::vector<float> msg) {
+    Box& b = boxes_[static_cast<std::size_t>(to * n_ + from)];
     {
       std::lock_guard<std::mutex> lock(b.m);
       b.q.push_back(std::move(msg));
     }
     b.cv.notify_one();
   }
-  std::vector<float> take(int at) {
-    Box& b = boxes_[static_cast<std::size_t>(at)];
+  std::vector<float> take(int at, int from) {
+    Box& b = boxes_[static_cast<std::size_t>(at * n_ + from)];
     std::unique_lock<std::mutex> lock(b.m);
     b.cv.wait(lock, [&] { return !b.q.empty(); });
     std::vector<float> msg = std::move(b.q.front());
@@ -49,6 +51,7 @@ class ThreadRing {
     std::condition_variable cv;
     std::deque<std::vector<float>> q;
   };
+  int n_;
   std::deque<Box> boxes_;
 };
 
@@ -60,12 +63,26 @@ class ThreadRingComm final : public ContextParallelComm {
   void ring_shift(Tensor send, Tensor recv, std::int64_t n) override {
     std::vector<float> msg(static_cast<std::size_t>(n));
     be_.copy_to_host(msg.data(), send.slice(0, n));
-    ring_.put((rank_ + 1) % size(), std::move(msg));
+    ring_.put((rank_ + 1) % size(), rank_, std::move(msg));
     ++shifts;
-    const std::vector<float> got = ring_.take(rank_);
+    const std::vector<float> got = ring_.take(rank_, (rank_ + size() - 1) % size());
     be_.copy_from_host(recv.slice(0, n), got.data());
   }
-  int shifts = 0;
+  void all_to_all(Tensor send, Tensor recv, std::int64_t n) override {
+    for (int p = 0; p < size(); ++p) {
+      if (p == rank_) continue;
+      std::vector<float> msg(static_cast<std::size_t>(n));
+      be_.copy_to_host(msg.data(), send.slice(p * n, n));
+      ring_.put(p, rank_, std::move(msg));
+    }
+    for (int p = 0; p < size(); ++p) {
+      if (p == rank_) continue;
+      const std::vector<float> got = ring_.take(rank_, p);
+      be_.copy_from_host(recv.slice(p * n, n), got.data());
+    }
+    ++all_to_alls;
+  }
+  int shifts = 0, all_to_alls = 0;
 
  private:
   ThreadRing& ring_;
@@ -161,6 +178,54 @@ void expect_ring_matches(int cp_size) {
 TEST(RingAttention, OneRankEqualsTheUnsplitAttention) { expect_ring_matches(1); }
 TEST(RingAttention, TwoRanksEqualTheUnsplitAttention) { expect_ring_matches(2); }
 TEST(RingAttention, FourRanksEqualTheUnsplitAttention) { expect_ring_matches(4); }
+
+void expect_ulysses_matches(int cp_size, const Shape& s) {
+  const auto qkv = random_vector(static_cast<std::size_t>(s.B) * s.T * s.W(), 21);
+  const auto dout = random_vector(static_cast<std::size_t>(s.B) * s.T * s.C(), 22);
+  const Unsplit ref = unsplit(s, qkv, dout);
+  ThreadRing ring(cp_size);
+  std::vector<Unsplit> got(static_cast<std::size_t>(cp_size));
+  std::vector<int> exchanges(static_cast<std::size_t>(cp_size));
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < cp_size; ++r)
+    ranks.emplace_back([&, r] {
+      CpuBackend be;
+      ThreadRingComm comm(ring, r, be);
+      const ContextParallel cp{cp_size, r, &comm, true};
+      const int Tl = s.T / cp_size;
+      Buffer x = upload(be, rows_of(qkv, s, cp, s.W())), g = upload(be, rows_of(dout, s, cp, s.C()));
+      Buffer out(be, std::int64_t{s.B} * Tl * s.C()), dx(be, x.numel());
+      UlyssesStash st;
+      ulysses_attention_forward(be, cp, out.view(), st, x.view(), s.B, Tl, s.NH, s.KVH, s.hs);
+      ulysses_attention_backward(be, cp, dx.view(), g.view(), st, s.B, Tl, s.NH, s.KVH, s.hs);
+      got[static_cast<std::size_t>(r)] = {download(be, out.view()), {}, download(be, dx.view())};
+      exchanges[static_cast<std::size_t>(r)] = comm.all_to_alls;
+    });
+  for (auto& t : ranks) t.join();
+  for (int r = 0; r < cp_size; ++r) {
+    const ContextParallel cp{cp_size, r, nullptr, true};
+    const Unsplit& m = got[static_cast<std::size_t>(r)];
+    EXPECT_LT(rel_error(testing::to_double(m.out), testing::to_double(rows_of(ref.out, s, cp, s.C()))), 1e-6)
+        << "cp " << cp_size << " rank " << r;
+    EXPECT_LT(rel_error(testing::to_double(m.dqkv), testing::to_double(rows_of(ref.dqkv, s, cp, s.W()))), 1e-5)
+        << "cp " << cp_size << " rank " << r;
+    EXPECT_EQ(exchanges[static_cast<std::size_t>(r)], cp_size == 1 ? 0 : 4);  // two forward, two backward
+  }
+}
+
+TEST(UlyssesAttention, OneRankEqualsTheUnsplitAttention) { expect_ulysses_matches(1, Shape{}); }
+// 4 query heads over 2 key/value heads: each of 2 ranks gets 2 and 1.
+TEST(UlyssesAttention, TwoRanksEqualTheUnsplitAttention) { expect_ulysses_matches(2, Shape{}); }
+// 8 query heads over 4 key/value heads on 4 ranks.
+TEST(UlyssesAttention, FourRanksEqualTheUnsplitAttention) { expect_ulysses_matches(4, Shape{2, 16, 8, 4, 4}); }
+
+// DeepSpeed-Ulysses splits the sequence into contiguous rows.
+TEST(UlyssesAttention, ContiguousRows) {
+  const ContextParallel c{2, 1, nullptr, true};
+  std::vector<int> p;
+  for (int t = 0; t < 8; ++t) p.push_back(c.position(t, 16));
+  EXPECT_EQ(p, (std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15}));
+}
 
 // Megatron's get_batch_on_this_cp_rank: 2*cp chunks, rank r holds chunks r and 2*cp-1-r.
 TEST(RingAttention, LoadBalancedChunkOrder) {

@@ -227,11 +227,6 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
                                                "attention kernel nor Ulysses all-to-all; the cpu backend runs them "
                                                "(state cp 1 on cuda)",
                                                p.cp));
-  if (p.cp > 1 && data_parallel_sync(p).shard_spans_dp)
-    throw SpecError("parallel.cp", fmt::format("parallel.cp={} with parallel.strategy=zero3: the trainer's ZeRO-3 "
-                                               "shard group spans z*dp ranks, not their CP ranks (state cp 1, or a "
-                                               "strategy that shards over z)",
-                                               p.cp));
   if (p.cp > 1 && p.sequence_parallel && p.tp > 1 &&
       (std::int64_t{p.micro_batch} * (plan.model.seq_len / p.cp)) % p.tp != 0)
     throw SpecError("parallel.sequence_parallel",
@@ -299,8 +294,8 @@ const std::vector<KeySupport>& key_support() {
       {"parallel.first_stage_layers", "executed: the first pipeline rank's layers (uneven stages)"},
       {"parallel.last_stage_layers", "executed: the last pipeline rank's layers (uneven stages)"},
       {"parallel.cp", "executed on the cpu backend: Megatron's ring attention with load-balanced causal chunks "
-                      "(e2e/model/ring_attention.hpp) or Ulysses; refused on cuda and with strategy zero3 (shard "
-                      "over dp)"},
+                      "(e2e/model/ring_attention.hpp) or Ulysses, the CP ranks in the gradient sync group (zero3: in "
+                      "the shard group); refused on cuda"},
       {"parallel.cp_kind", "executed: ring or ulysses (e2e/model/ulysses_attention.hpp)"},
       {"parallel.dp_shard", "executed when it is dp (plain FSDP); refused when < dp (HSDP)"},
       {"parallel.framework",

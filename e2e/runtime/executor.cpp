@@ -53,8 +53,10 @@ Executor::Executor(Backend& backend, RankGroups& groups, const RankLayout& layou
     const int stage = chunk * layout.pp() + c.pp;
     const ChunkSpec spec = chunk_spec_for_stage(cfg, plan.layout, stage, opt.micro_batch, global_microbatches_);
     const ChunkLayout chunk_layout(cfg, spec, layout.tp());
-    const ChunkRanges ranges = ChunkRanges::make(chunk_layout.numel(), plan.data_parallel.shard_group > 1, layout.z(),
-                                                 layout.z() > 1 ? c.inner : 0, layout.dp_cp(), layout.dp_cp_index(c),
+    const int shard = layout.tp() > 1 ? 1 : layout.shard_size();
+    const ChunkRanges ranges = ChunkRanges::make(chunk_layout.numel(), plan.data_parallel.shard_group > 1, shard,
+                                                 shard > 1 ? layout.shard_index(c) : 0, layout.sync_size(),
+                                                 layout.sync_index(c),
                                                  plan.data_parallel.mode == DpSyncMode::reduce_scatter);
     chunks_.push_back(std::make_unique<ChunkState>(backend, cfg, spec, tp, cp, ranges, opt.optim, opt.seed,
                                                    layout.tp() > 1 ? c.inner : 0));
@@ -151,9 +153,9 @@ std::string Executor::counterpart(const Action& a) const {
     case ActionType::SEND_B:
       return fmt::format("to rank {}", pipeline_peer(a.stage - 1));
     case ActionType::UNSHARD:
-      return fmt::format("all-gather in the {} group", groups_->inner->group());
+      return fmt::format("all-gather in the {} group", groups_->shard->group());
     case ActionType::REDUCE_GRAD:
-      return fmt::format("reduce-scatter in the {} group", groups_->inner->group());
+      return fmt::format("reduce-scatter in the {} group", groups_->shard->group());
     case ActionType::DP_SYNC:
       return "gradient sync in the dp group";
     case ActionType::OPT_STEP:
@@ -181,21 +183,12 @@ std::string Executor::describe(std::int64_t detail) const {
 std::string Executor::collective_members(const Action& a) const {
   const bool inner = a.type == ActionType::UNSHARD || a.type == ActionType::REDUCE_GRAD;
   if (!inner && a.type != ActionType::DP_SYNC) return "";
-  RankCoords c = groups_->coords;
-  std::vector<int> ranks;
-  for (int i = 0; i < (inner ? layout_.inner() : layout_.dp_cp()); ++i) {
-    if (inner) {
-      c.inner = i;
-    } else {
-      c.dp = i / layout_.cp();
-      c.cp = i % layout_.cp();
-    }
-    ranks.push_back(layout_.world_rank(c));
-  }
+  const std::vector<int> ranks = layout_.grid().members(inner ? layout_.shard_mask() : layout_.sync_mask(),
+                                                       layout_.world_rank(groups_->coords));
   return fmt::format(
       "; the {} group is ranks {}, and a collective cannot tell which of them has not arrived: the "
       "one that reports no timeout of its own is stopped or hung",
-      inner ? groups_->inner->group() : groups_->dp->group(), fmt::join(ranks, ", "));
+      inner ? groups_->shard->group() : groups_->dp->group(), fmt::join(ranks, ", "));
 }
 
 void Executor::execute(const Action& a, int step) {
@@ -259,13 +252,13 @@ void Executor::execute(const Action& a, int step) {
       return;
     }
     case ActionType::UNSHARD:
-      chunk_for(a.stage, a).unshard(*groups_->inner);
+      chunk_for(a.stage, a).unshard(*groups_->shard);
       return;
     case ActionType::RESHARD:
       chunk_for(a.stage, a).reshard();
       return;
     case ActionType::REDUCE_GRAD:
-      chunk_for(a.stage, a).reduce_grad(*groups_->inner);
+      chunk_for(a.stage, a).reduce_grad(*groups_->shard);
       return;
     case ActionType::DP_SYNC:
       chunk_for(a.stage, a).dp_sync(*groups_->dp);

@@ -18,7 +18,13 @@ RankGroups RankGroups::split(Communicator& world, const RankLayout& layout) {
   g.pp = world.split(layout.pp_color(c), c.pp, "pp");
   g.inner = world.split(layout.inner_color(c), c.inner, inner_name);
   g.cp = world.split(layout.cp_color(c), c.cp, "cp");
-  g.dp = world.split(layout.dp_color(c), layout.dp_cp_index(c), "dp");
+  g.dp = world.split(layout.dp_color(c), layout.sync_index(c), "dp");
+  if (layout.cp_shards()) {
+    g.shard_own = world.split(layout.shard_color(c), layout.shard_index(c), "z_cp");
+    g.shard = g.shard_own.get();
+  } else {
+    g.shard = g.inner.get();
+  }
   // Members: pipeline ranks 0 and pp-1, one group for each tp index, CP rank and dp index (tp ranks hold
   // identical wte gradients); the ZeRO-3 ranks of both stages join one group (each contributes a disjoint shard).
   // The group over pp and the shard dimensions of the grid, its middle pipeline ranks left out.
@@ -33,7 +39,7 @@ RankGroups RankGroups::split(Communicator& world, const RankLayout& layout) {
 
 nlohmann::json RankGroups::stats_json() const {
   nlohmann::json out = nlohmann::json::object();
-  for (const Communicator* comm : {world, pp.get(), inner.get(), cp.get(), dp.get(), embed.get()}) {
+  for (const Communicator* comm : {world, pp.get(), inner.get(), cp.get(), dp.get(), shard_own.get(), embed.get()}) {
     if (comm == nullptr) continue;
     nlohmann::json s = comm->stats().to_json();
     if (!s.empty()) out[comm->group()] = std::move(s);
@@ -42,7 +48,7 @@ nlohmann::json RankGroups::stats_json() const {
 }
 
 void RankGroups::reset_stats() {
-  for (Communicator* comm : {world, pp.get(), inner.get(), cp.get(), dp.get(), embed.get()})
+  for (Communicator* comm : {world, pp.get(), inner.get(), cp.get(), dp.get(), shard_own.get(), embed.get()})
     if (comm != nullptr) comm->stats().reset();
 }
 

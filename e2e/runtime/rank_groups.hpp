@@ -4,7 +4,8 @@
 //   inner  the intra-node group (z for ZeRO-3, tp for tensor parallelism), ordered by inner index;
 //   cp     the context-parallel ranks of this rank (same everything else), ordered by CP rank;
 //   dp     the data-parallel replicas holding the same stage and inner index, and their CP ranks (dp x cp: the
-//          gradient sync group), ordered by dp index then CP rank;
+//          gradient sync group; dp alone for pure ZeRO-3, whose shard group holds the CP ranks), ordered by dp index
+//          then CP rank;
 //   embed  the first and the last pipeline rank's inner groups of one dp index (and tp index, CP rank): they sum the
 //          tied word-embedding gradient (the first stage's wte and the last stage's copy). Ranks of other
 //          pipeline ranks get a group of their own that they never use.
@@ -21,6 +22,10 @@ namespace zeropp::e2e {
 struct RankGroups {
   Communicator* world = nullptr;  // not owned
   std::unique_ptr<Communicator> pp, inner, cp, dp, embed;
+  // The ZeRO-3 shard group (UNSHARD, REDUCE_GRAD): `inner`, or with pure ZeRO-3 under CP its own group over the
+  // inner and CP ranks ("z_cp", in shard_own).
+  std::unique_ptr<Communicator> shard_own;
+  Communicator* shard = nullptr;
   RankCoords coords;
 
   // Collective over `world`.

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/spec/strategy.hpp"
+
 namespace zeropp::e2e {
 
 RankLayout::RankLayout(int tp, int z, int pp, int dp, int cp) : grid_(1, 1, 1, 1, 1, 1), tp_(tp), z_(z) {
@@ -20,7 +22,7 @@ RankLayout RankLayout::for_plan(const ParallelSpec& p) {
   const int z = grid.size(kGridZ | kGridDpShard);
   if (p.tp > 1 && z > 1)
     throw std::invalid_argument(fmt::format("rank layout: tp={} and a shard group of {} cannot both exceed 1", p.tp, z));
-  return RankLayout(grid, p.tp, z);
+  return RankLayout(grid, p.tp, z, data_parallel_sync(p).shard_spans_dp);
 }
 
 RankCoords RankLayout::coords(int r) const {

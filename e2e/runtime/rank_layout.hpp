@@ -44,20 +44,30 @@ class RankLayout {
   int pp_color(const RankCoords& c) const { return grid_.color(kGridPp, world_rank(c)); }
   int inner_color(const RankCoords& c) const { return grid_.color(inner_mask(), world_rank(c)); }
   int cp_color(const RankCoords& c) const { return grid_.color(kGridCp, world_rank(c)); }
-  // The gradient sync ("dp") group spans dp x cp: CP ranks hold the same parameters (Megatron's data-parallel group
-  // with context parallelism, spec/strategy.hpp); dp_cp_index orders it (cp inner: the grid's index).
-  int dp_color(const RankCoords& c) const { return grid_.color(kGridDp | kGridCp, world_rank(c)); }
-  int dp_cp() const { return dp() * cp(); }
-  int dp_cp_index(const RankCoords& c) const { return grid_.index(kGridDp | kGridCp, world_rank(c)); }
+  // CP ranks hold the same parameters, and join either of the two groups that hold copies (spec/strategy.hpp):
+  // pure ZeRO-3 shards over z*cp*dp_shard (torchtitan's FSDP mesh over dp_shard x cp), every other strategy syncs
+  // gradients over dp x cp (Megatron's data-parallel group with context parallelism). Without CP the shard group
+  // is the inner group and the sync group the dp group.
+  GridMask shard_mask() const { return cp_shards_ ? kGridZ | kGridDpShard | kGridCp : inner_mask(); }
+  GridMask sync_mask() const { return cp_shards_ ? kGridDp : kGridDp | kGridCp; }
+  int shard_size() const { return grid_.size(shard_mask()); }
+  int shard_index(const RankCoords& c) const { return grid_.index(shard_mask(), world_rank(c)); }
+  int shard_color(const RankCoords& c) const { return grid_.color(shard_mask(), world_rank(c)); }
+  int sync_size() const { return grid_.size(sync_mask()); }
+  int sync_index(const RankCoords& c) const { return grid_.index(sync_mask(), world_rank(c)); }
+  int dp_color(const RankCoords& c) const { return grid_.color(sync_mask(), world_rank(c)); }
+  bool cp_shards() const { return cp_shards_; }
 
   // Pipelines are numbered dp_index * z + z_index; tp and cp ranks of one pipeline share its index.
   int pipelines() const { return z_ * dp(); }
   int pipeline(const RankCoords& c) const { return c.dp * z_ + (z_ > 1 ? c.inner : 0); }
 
  private:
-  RankLayout(const RankGrid& grid, int tp, int z) : grid_(grid), tp_(tp), z_(z) {}
+  RankLayout(const RankGrid& grid, int tp, int z, bool cp_shards)
+      : grid_(grid), tp_(tp), z_(z), cp_shards_(cp_shards && grid.size(GridDim::cp) > 1) {}
   RankGrid grid_;
-  int tp_, z_;  // z: the inner ZeRO-3 group, z * dp_shard of the grid
+  int tp_, z_;               // z: the inner ZeRO-3 group, z * dp_shard of the grid
+  bool cp_shards_ = false;   // the ZeRO-3 shard group spans the CP ranks (pure ZeRO-3 with cp > 1)
 };
 
 }  // namespace zeropp::e2e

@@ -577,8 +577,7 @@ TEST(Model, PlanKeysRefusedForTheBackend) {
   EXPECT_EQ(refused(plan(fsdp + R"(, "dp_shard": 1})"), true), "parallel.dp_shard");
   EXPECT_EQ(refused(plan(R"({"strategy": "zero3", "z": 2, "pp": 2, "micro_batches": 2, "dtype": "fp32"})"), true),
             "parallel.pp");
-  // Context parallelism: ring attention or Ulysses on the cpu backend, over z groups or with TP; not on cuda, not
-  // with a ZeRO-3 shard group over dp (the trainer's spans z*dp, not their CP ranks).
+  // Context parallelism: ring attention or Ulysses on the cpu backend, with every strategy; not on cuda.
   EXPECT_EQ(refused(plan(zeropp + R"("cp": 2, "dtype": "fp32"})"), true), "runs");
   EXPECT_EQ(refused(plan(zeropp + R"("cp": 2, "dtype": "bf16", "reduce_dtype": "fp32"})"), false), "parallel.cp");
   EXPECT_EQ(refused(plan(zeropp + R"("cp": 2, "cp_kind": "ulysses", "dtype": "fp32"})"), true), "runs");
@@ -589,7 +588,7 @@ TEST(Model, PlanKeysRefusedForTheBackend) {
                              "dtype": "fp32"})"),
                     true),
             "runs");
-  EXPECT_EQ(refused(plan(fsdp + R"(, "cp": 2})"), true), "parallel.cp");
+  EXPECT_EQ(refused(plan(fsdp + R"(, "cp": 2})"), true), "runs");  // the shard group holds the CP ranks
 }
 
 }  // namespace

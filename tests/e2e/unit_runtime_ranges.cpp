@@ -123,6 +123,41 @@ TEST(RankLayout, PureZero3FoldsDpIntoItsShardGroup) {
   EXPECT_EQ(RankLayout::for_plan(p).dp(), 3);
 }
 
+// CP ranks hold the same parameters: with z = 2, cp = 2, dp = 2 (rank = cp_i + 2*(z_i + 2*dp_i)) the hybrids
+// sync gradients over dp x cp and shard over z; pure ZeRO-3 shards over z x cp (x dp) and syncs nothing across.
+TEST(RankLayout, ContextParallelRanksJoinTheSyncOrTheShardGroup) {
+  ParallelSpec p;
+  p.strategy = Strategy::zeropp_b;
+  p.schedule = ScheduleKind::zeropp;
+  p.zero_stage = 1;
+  p.z = 2;
+  p.cp = 2;
+  p.dp = 2;
+  auto members = [](const RankLayout& l, int r, bool shard) {
+    std::set<int> out;
+    for (int q = 0; q < l.world(); ++q) {
+      const RankCoords a = l.coords(q), b = l.coords(r);
+      if (shard ? l.shard_color(a) == l.shard_color(b) : l.dp_color(a) == l.dp_color(b)) out.insert(q);
+    }
+    return out;
+  };
+  const RankLayout hybrid = RankLayout::for_plan(p);
+  ASSERT_EQ(hybrid.world(), 8);
+  EXPECT_EQ(members(hybrid, 0, false), (std::set<int>{0, 1, 4, 5}));  // dp x cp
+  EXPECT_EQ(members(hybrid, 0, true), (std::set<int>{0, 2}));         // z
+  EXPECT_EQ(hybrid.sync_size(), 4);
+  EXPECT_EQ(hybrid.sync_index(hybrid.coords(5)), 3);  // dp 1, cp 1: cp inner
+  p.strategy = Strategy::zero3;
+  p.schedule = ScheduleKind::one_f_one_b;
+  p.zero_stage = 3;
+  const RankLayout fsdp = RankLayout::for_plan(p);
+  EXPECT_EQ(members(fsdp, 0, true), (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}));  // z x cp x dp
+  EXPECT_EQ(members(fsdp, 0, false), (std::set<int>{0}));
+  EXPECT_EQ(fsdp.shard_size(), 8);
+  EXPECT_EQ(fsdp.pipelines(), 4);  // cp ranks share their pipeline's micro-batches
+  EXPECT_EQ(fsdp.pipeline(fsdp.coords(0)), fsdp.pipeline(fsdp.coords(1)));
+}
+
 TEST(FaultInjection, ParsesKindRankStep) {
   const FaultInjection f = FaultInjection::parse("nan@3:2");
   EXPECT_EQ(f.kind, FaultInjection::Kind::nan);

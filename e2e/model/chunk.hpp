@@ -15,9 +15,10 @@
 //
 // Activations crossing a stage boundary are [rows(), C] in the backend's compute dtype, rows() = b*T (b*T/t
 // rows under sequence parallelism; under context parallelism b*T/cp, the rank's chunks of every sequence, and of
-// those the 1/t share under sequence parallelism). The chunk owns them: output(mb) is valid from F until B(mb) starts or
-// release_output(mb); input_grad(mb) from B until W(mb) ends or release_input_grad(mb). The runtime sends from
-// these views and receives into its own buffers, which it passes to forward()/backward_input() (copied in).
+// those the 1/t share under sequence parallelism). The chunk owns them: output(mb) is valid from F until B(mb)
+// starts or release_output(mb); input_grad(mb) from B until W(mb) ends or release_input_grad(mb). The runtime
+// sends from these views and receives into its own buffers, which it passes to forward()/backward_input() (copied
+// in).
 //
 // Parameters and gradients are one flat buffer each (layout.hpp). They are bound, not owned, so ZeRO-3 can
 // gather into a temporary buffer at UNSHARD and release it at RESHARD; allocate_parameters() makes owned

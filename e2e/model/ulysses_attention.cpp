@@ -7,23 +7,61 @@
 namespace zeropp::e2e {
 namespace {
 
-// Column ranges of head group g in a row of [q (NH heads) | k (KVH) | v (KVH)], hs columns per head.
-struct HeadGroups {
-  int NH, KVH, hs, cp;
-  int W() const { return (NH + 2 * KVH) * hs; }
-  int nq() const { return NH / cp; }
-  int nkv() const { return KVH / cp; }
-  int Wg() const { return (nq() + 2 * nkv()) * hs; }  // a head group's qkv columns
-  // {offset in the full row, offset in the group's row, width} of q, k and v.
-  std::vector<std::array<int, 3>> parts(int g) const {
-    return {{g * nq() * hs, 0, nq() * hs},
-            {(NH + g * nkv()) * hs, nq() * hs, nkv() * hs},
-            {(NH + KVH + g * nkv()) * hs, (nq() + nkv()) * hs, nkv() * hs}};
-  }
-};
+// {offset in a row of the sequence-split tensor, offset in a row of the head-split one, width}.
+using Parts = std::vector<std::array<int, 3>>;
 
-// Row t of sequence b of this rank's share <-> row (b, r*Tl + t) of the whole sequence.
-std::int64_t whole_row(int b, int T, int r, int Tl, int t) { return std::int64_t{b} * T + std::int64_t{r} * Tl + t; }
+// Head group g of a row of [q (NH heads) | k (KVH) | v (KVH)], hs columns per head: its q, k and v columns.
+Parts qkv_parts(int g, int NH, int KVH, int hs, int cp) {
+  const int nq = NH / cp, nkv = KVH / cp;
+  return {{g * nq * hs, 0, nq * hs},
+          {(NH + g * nkv) * hs, nq * hs, nkv * hs},
+          {(NH + KVH + g * nkv) * hs, (nq + nkv) * hs, nkv * hs}};
+}
+// Head group g of an attention output row [NH heads]: one run of NH/cp heads.
+Parts out_parts(int g, int NH, int hs, int cp) { return {{g * (NH / cp) * hs, 0, (NH / cp) * hs}}; }
+
+// The all-to-all, this rank's own block copied locally (the communicator leaves it).
+void exchange(Backend& be, const ContextParallel& cp, Buffer& send, Buffer& recv, std::int64_t n) {
+  be.synchronize();
+  if (cp.size > 1) cp.comm->all_to_all(send.view(), recv.view(), n);
+  be.copy(recv.view().slice(cp.rank * n, n), send.view().slice(cp.rank * n, n), n);
+}
+
+// Sequence split -> head split: local [B, Tl, w] (this rank's rows, every head group) to whole sequences
+// [B, cp*Tl, wg] of this rank's head group; `parts(g)` names group g's columns.
+template <class PartsOf>
+Buffer to_heads(Backend& be, const ContextParallel& cp, Tensor local, int B, int Tl, int w, int wg, PartsOf parts) {
+  const std::int64_t rows = std::int64_t{B} * Tl, block = rows * wg, seq = std::int64_t{Tl} * wg;
+  Buffer send(be, cp.size * block, local.dtype), recv(be, send.numel(), local.dtype);
+  for (int g = 0; g < cp.size; ++g)
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (const auto& [at, to, width] : parts(g))
+        be.copy(send.view().slice(g * block + i * wg + to, width), local.slice(i * w + at, width), width);
+  exchange(be, cp, send, recv, block);
+  Buffer whole(be, cp.size * block, local.dtype);  // sequence b: rank p's rows at p*Tl
+  for (int p = 0; p < cp.size; ++p)
+    for (int b = 0; b < B; ++b)
+      be.copy(whole.view().slice((std::int64_t{b} * cp.size + p) * seq, seq),
+              recv.view().slice(p * block + b * seq, seq), seq);
+  return whole;
+}
+
+// Head split -> sequence split: the inverse of to_heads, written into local [B, Tl, w].
+template <class PartsOf>
+void to_sequence(Backend& be, const ContextParallel& cp, Tensor local, Tensor whole, int B, int Tl, int w, int wg,
+                 PartsOf parts) {
+  const std::int64_t rows = std::int64_t{B} * Tl, block = rows * wg, seq = std::int64_t{Tl} * wg;
+  Buffer send(be, cp.size * block, whole.dtype), recv(be, send.numel(), whole.dtype);
+  for (int p = 0; p < cp.size; ++p)  // rank p's rows of this rank's heads
+    for (int b = 0; b < B; ++b)
+      be.copy(send.view().slice(p * block + b * seq, seq), whole.slice((std::int64_t{b} * cp.size + p) * seq, seq),
+              seq);
+  exchange(be, cp, send, recv, block);
+  for (int g = 0; g < cp.size; ++g)
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (const auto& [at, from, width] : parts(g))
+        be.copy(local.slice(i * w + at, width), recv.view().slice(g * block + i * wg + from, width), width);
+}
 
 void check(const ContextParallel& cp, int NH, int KVH) {
   if (cp.size > 1 && cp.comm == nullptr) throw std::invalid_argument("ulysses attention: cp > 1 needs a communicator");
@@ -36,77 +74,25 @@ void check(const ContextParallel& cp, int NH, int KVH) {
 void ulysses_attention_forward(Backend& be, const ContextParallel& cp, Tensor out, UlyssesStash& st, Tensor qkv, int B,
                                int Tl, int NH, int KVH, int hs) {
   check(cp, NH, KVH);
-  const HeadGroups hg{NH, KVH, hs, cp.size};
-  const int P = cp.size, r = cp.rank, T = P * Tl, W = hg.W(), Wg = hg.Wg(), Cg = hg.nq() * hs, C = NH * hs;
-  const std::int64_t rows = std::int64_t{B} * Tl;
-  const DType dt = qkv.dtype;
-  // Sequence split -> head split: block g holds this rank's rows of head group g.
-  Buffer send(be, P * rows * Wg, dt), recv(be, send.numel(), dt);
-  for (int g = 0; g < P; ++g)
-    for (std::int64_t i = 0; i < rows; ++i)
-      for (const auto& [full, part, width] : hg.parts(g))
-        be.copy(send.view().slice((g * rows + i) * Wg + part, width), qkv.slice(i * W + full, width), width);
-  be.synchronize();
-  if (P > 1) cp.comm->all_to_all(send.view(), recv.view(), rows * Wg);
-  be.copy(recv.view().slice(r * rows * Wg, rows * Wg), send.view().slice(r * rows * Wg, rows * Wg), rows * Wg);
-  st.qkv = Buffer(be, std::int64_t{B} * T * Wg, dt);
-  for (int p = 0; p < P; ++p)  // rank p's rows, in sequence order
-    for (int b = 0; b < B; ++b)
-      be.copy(st.qkv.view().slice(whole_row(b, T, p, Tl, 0) * Wg, std::int64_t{Tl} * Wg),
-              recv.view().slice((p * rows + std::int64_t{b} * Tl) * Wg, std::int64_t{Tl} * Wg), std::int64_t{Tl} * Wg);
-  st.out = Buffer(be, std::int64_t{B} * T * Cg, dt);
-  st.lse = Buffer(be, std::int64_t{B} * hg.nq() * T, DType::f32);
-  be.flash_attention_forward(st.out.view(), st.lse.view(), st.qkv.view(), B, T, hg.nq(), hg.nkv(), hs);
-  // Head split -> sequence split: block p holds rank p's rows of this rank's heads.
-  Buffer osend(be, P * rows * Cg, dt), orecv(be, osend.numel(), dt);
-  for (int p = 0; p < P; ++p)
-    for (int b = 0; b < B; ++b)
-      be.copy(osend.view().slice((p * rows + std::int64_t{b} * Tl) * Cg, std::int64_t{Tl} * Cg),
-              st.out.view().slice(whole_row(b, T, p, Tl, 0) * Cg, std::int64_t{Tl} * Cg), std::int64_t{Tl} * Cg);
-  be.synchronize();
-  if (P > 1) cp.comm->all_to_all(osend.view(), orecv.view(), rows * Cg);
-  be.copy(orecv.view().slice(r * rows * Cg, rows * Cg), osend.view().slice(r * rows * Cg, rows * Cg), rows * Cg);
-  for (int g = 0; g < P; ++g)
-    for (std::int64_t i = 0; i < rows; ++i)
-      be.copy(out.slice(i * C + std::int64_t{g} * Cg, Cg), orecv.view().slice((g * rows + i) * Cg, Cg), Cg);
+  const int P = cp.size, T = P * Tl, nq = NH / P, nkv = KVH / P;
+  const int W = (NH + 2 * KVH) * hs, Wg = (nq + 2 * nkv) * hs, C = NH * hs, Cg = nq * hs;
+  st.qkv = to_heads(be, cp, qkv, B, Tl, W, Wg, [&](int g) { return qkv_parts(g, NH, KVH, hs, P); });
+  st.out = Buffer(be, std::int64_t{B} * T * Cg, qkv.dtype);
+  st.lse = Buffer(be, std::int64_t{B} * nq * T, DType::f32);
+  be.flash_attention_forward(st.out.view(), st.lse.view(), st.qkv.view(), B, T, nq, nkv, hs);
+  to_sequence(be, cp, out, st.out.view(), B, Tl, C, Cg, [&](int g) { return out_parts(g, NH, hs, P); });
 }
 
 void ulysses_attention_backward(Backend& be, const ContextParallel& cp, Tensor dqkv, Tensor dout,
                                 const UlyssesStash& st, int B, int Tl, int NH, int KVH, int hs) {
   check(cp, NH, KVH);
-  const HeadGroups hg{NH, KVH, hs, cp.size};
-  const int P = cp.size, r = cp.rank, T = P * Tl, W = hg.W(), Wg = hg.Wg(), Cg = hg.nq() * hs, C = NH * hs;
-  const std::int64_t rows = std::int64_t{B} * Tl;
-  const DType dt = dout.dtype;
-  // dout: sequence split -> head split (as the forward's q, k, v).
-  Buffer send(be, P * rows * Cg, dt), recv(be, send.numel(), dt);
-  for (int g = 0; g < P; ++g)
-    for (std::int64_t i = 0; i < rows; ++i)
-      be.copy(send.view().slice((g * rows + i) * Cg, Cg), dout.slice(i * C + std::int64_t{g} * Cg, Cg), Cg);
-  be.synchronize();
-  if (P > 1) cp.comm->all_to_all(send.view(), recv.view(), rows * Cg);
-  be.copy(recv.view().slice(r * rows * Cg, rows * Cg), send.view().slice(r * rows * Cg, rows * Cg), rows * Cg);
-  Buffer dout_heads(be, std::int64_t{B} * T * Cg, dt);
-  for (int p = 0; p < P; ++p)
-    for (int b = 0; b < B; ++b)
-      be.copy(dout_heads.view().slice(whole_row(b, T, p, Tl, 0) * Cg, std::int64_t{Tl} * Cg),
-              recv.view().slice((p * rows + std::int64_t{b} * Tl) * Cg, std::int64_t{Tl} * Cg), std::int64_t{Tl} * Cg);
-  Buffer dheads(be, std::int64_t{B} * T * Wg, dt);
-  be.flash_attention_backward(dheads.view(), dout_heads.view(), st.out.view(), st.lse.view(), st.qkv.view(), B, T,
-                              hg.nq(), hg.nkv(), hs);
-  // dq, dk, dv: head split -> sequence split.
-  Buffer gsend(be, P * rows * Wg, dt), grecv(be, gsend.numel(), dt);
-  for (int p = 0; p < P; ++p)
-    for (int b = 0; b < B; ++b)
-      be.copy(gsend.view().slice((p * rows + std::int64_t{b} * Tl) * Wg, std::int64_t{Tl} * Wg),
-              dheads.view().slice(whole_row(b, T, p, Tl, 0) * Wg, std::int64_t{Tl} * Wg), std::int64_t{Tl} * Wg);
-  be.synchronize();
-  if (P > 1) cp.comm->all_to_all(gsend.view(), grecv.view(), rows * Wg);
-  be.copy(grecv.view().slice(r * rows * Wg, rows * Wg), gsend.view().slice(r * rows * Wg, rows * Wg), rows * Wg);
-  for (int g = 0; g < P; ++g)
-    for (std::int64_t i = 0; i < rows; ++i)
-      for (const auto& [full, part, width] : hg.parts(g))
-        be.copy(dqkv.slice(i * W + full, width), grecv.view().slice((g * rows + i) * Wg + part, width), width);
+  const int P = cp.size, T = P * Tl, nq = NH / P, nkv = KVH / P;
+  const int W = (NH + 2 * KVH) * hs, Wg = (nq + 2 * nkv) * hs, C = NH * hs, Cg = nq * hs;
+  Buffer dout_heads = to_heads(be, cp, dout, B, Tl, C, Cg, [&](int g) { return out_parts(g, NH, hs, P); });
+  Buffer dheads(be, std::int64_t{B} * T * Wg, dout.dtype);
+  be.flash_attention_backward(dheads.view(), dout_heads.view(), st.out.view(), st.lse.view(), st.qkv.view(), B, T, nq,
+                              nkv, hs);
+  to_sequence(be, cp, dqkv, dheads.view(), B, Tl, W, Wg, [&](int g) { return qkv_parts(g, NH, KVH, hs, P); });
 }
 
 }  // namespace zeropp::e2e

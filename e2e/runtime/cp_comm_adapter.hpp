@@ -1,7 +1,7 @@
 #pragma once
 // The model's context-parallel ring (e2e/model/context_parallel.hpp) served by the runtime's cp Communicator, so the
-// model never sees MPI or NCCL. Counts land in the cp communicator's stats (one send and one recv per shift; size - 1 of
-// each per all-to-all).
+// model never sees MPI or NCCL. Counts land in the cp communicator's stats (one send and one recv per shift; size - 1
+// of each per all-to-all).
 #include "e2e/comm/communicator.hpp"
 #include "e2e/model/context_parallel.hpp"
 

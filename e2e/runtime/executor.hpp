@@ -10,8 +10,9 @@
 //                               sync, global-norm clipping over all ranks, AdamW on the owned range, and the
 //                               ZeRO-1 parameter all-gather.
 // Micro-batch m of pipeline q is global micro-batch g = q * B + m of the iteration, so every plan trains on the
-// reference's data (the tp and cp ranks of a pipeline share its micro-batches; cp ranks take their chunks of them). Errors (an out-of-order program, a NaN loss, a failed collective) throw; the trainer turns
-// them into a job-wide abort.
+// reference's data (the tp and cp ranks of a pipeline share its micro-batches; cp ranks take their chunks of them).
+// Errors (an out-of-order program, a NaN loss, a failed collective) throw; the trainer turns them into a job-wide
+// abort.
 #include <cstdint>
 #include <map>
 #include <memory>

@@ -489,7 +489,8 @@ int train(Communicator& world, const TrainerOptions& opt) {
           "zeropp-train: {} on {} rank(s): strategy {} schedule {} tp={} z={} cp={} pp={} dp={} v={} b={} B={} U={} "
           "grad_reduce={}, model L={} h={} a={} s={} V={} ffn={}: {}, {} actions per iteration on rank 0\n",
           opt.experiment.empty() ? opt.plan_path : "experiment " + opt.experiment, world.size(), to_string(p.strategy),
-          to_string(p.schedule), p.tp, p.z, p.cp, p.pp, p.dp, p.v, p.micro_batch, p.micro_batches, job.program.program.unit,
+          to_string(p.schedule), p.tp, p.z, p.cp, p.pp, p.dp, p.v, p.micro_batch, p.micro_batches,
+          job.program.program.unit,
           to_string(p.grad_reduce), job.gpt.L, job.gpt.C, job.gpt.NH, job.gpt.T, job.gpt.V, job.gpt.F,
           describe(job.gpt), job.executor->program().size());
     {

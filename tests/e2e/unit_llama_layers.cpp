@@ -198,6 +198,22 @@ TEST(LlamaLayers, RopeMatchesTheRotationAndItsInverseIsItsBackward) {
   EXPECT_NEAR(got[7], std::sin(1.0), 1e-6);
 }
 
+// A context-parallel rank's chunk (rows at positions pos0..pos0+n-1, rope(..., T = n, pos0)) rotates as those rows of
+// the whole sequence do, bit for bit (one table of angles per position).
+TEST(LlamaLayers, RopeAtAnOffsetEqualsTheSameRowsOfTheWholeSequence) {
+  CpuBackend be;
+  const int T = 16, NH = 4, KVH = 2, hs = 8, W = (NH + 2 * KVH) * hs, pos0 = 12, n = 4;
+  const auto x = random_vector(static_cast<std::size_t>(T) * W, 13);
+  Buffer whole = upload(be, x);
+  be.rope(whole.view(), T, T, NH, KVH, hs, hs, 500000.0, false, 0);
+  const std::vector<float> part_in(x.begin() + pos0 * W, x.begin() + (pos0 + n) * W);
+  Buffer part = upload(be, part_in);
+  be.rope(part.view(), n, n, NH, KVH, hs, hs, 500000.0, false, pos0);
+  const auto w = download(be, whole.view()), p = download(be, part.view());
+  for (int i = 0; i < n * W; ++i)
+    ASSERT_EQ(p[static_cast<std::size_t>(i)], w[static_cast<std::size_t>(pos0 * W + i)]) << i;
+}
+
 // ---------------------------------------------------------------- attention: unfused GQA and flash
 
 struct AttnShape {

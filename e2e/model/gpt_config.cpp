@@ -215,10 +215,10 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
     throw SpecError("parallel.pp", fmt::format("parallel.pp={} with parallel.strategy=zero3: the trainer runs FSDP "
                                                "without a pipeline (state pp 1, or strategy zero3_pp)",
                                                p.pp));
-  if (p.dp_shard > 0 && p.dp_shard < p.dp)
-    throw SpecError("parallel.dp_shard", fmt::format("parallel.dp_shard={} < parallel.dp={}: the trainer shards over "
-                                                     "every data-parallel rank (no HSDP; leave dp_shard out)",
-                                                     p.dp_shard, p.dp));
+  // HSDP (dp_shard < dp) runs: the shard group is the rank layout's inner group (z*dp_shard ranks of the rank grid)
+  // and the program's DP_SYNC all-reduces the accumulated gradient shard across the dp/dp_shard replicas once after
+  // the last W. FSDP2 all-reduces each micro-batch's shard instead (spec/strategy.hpp, as the simulator prices it):
+  // the same sums in another order, so the trained parameters agree up to rounding.
   // Context parallelism: Megatron's ring attention with load-balanced causal chunks (e2e/model/ring_attention.hpp)
   // or DeepSpeed-Ulysses (ulysses_attention.hpp); the plan's own rules (flash attention, 2*cp chunks of the
   // sequence, cp dividing a TP rank's heads) are validate_context_parallel's.
@@ -297,7 +297,7 @@ const std::vector<KeySupport>& key_support() {
                       "(e2e/model/ring_attention.hpp) or Ulysses, the CP ranks in the gradient sync group (zero3: in "
                       "the shard group); refused on cuda"},
       {"parallel.cp_kind", "executed: ring or ulysses (e2e/model/ulysses_attention.hpp)"},
-      {"parallel.dp_shard", "executed when it is dp (plain FSDP); refused when < dp (HSDP)"},
+      {"parallel.dp_shard", "executed (plain FSDP when it is dp, HSDP when smaller)"},
       {"parallel.framework",
        "executed where its precision is the trainer's (fp32 master and gradients); refused "
        "otherwise"},

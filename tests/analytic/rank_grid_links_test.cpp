@@ -113,5 +113,51 @@ TEST(RankGridLinks, PlanGroupsHaveTheStrategysSizes) {
   EXPECT_EQ(dp_sync_group(p).stride, 8);
 }
 
+
+// What the order moved, by hand, on 8-GPU nodes. torchtitan 3-D with HSDP (tp 4, pp 2, dp 8, dp_shard 4): the grid
+// is tp 4 (stride 1), dp_shard 4 (stride 4), replicas 2 (stride 16), pp 2 (stride 32). The shard group is 4 GPUs 4
+// apart: 2 in each node, so its gathers cross nodes through 2 NICs (under the old order, pp inside dp, they were
+// tp*pp = 8 apart: 1 NIC); the two pipeline ranks are 32 apart, a node apart as before (they were 4 apart, in
+// one node).
+TEST(RankGridLinks, OrderMovesFsdpTpPpHsdpGroupsByHand) {
+  ClusterSpec c;
+  c.gpus_per_node = 8;
+  c.nodes = 8;
+  ParallelSpec p;
+  p.strategy = Strategy::zero3;
+  p.framework = Framework::fsdp2;
+  p.tp = 4;
+  p.pp = 2;
+  p.dp = 8;
+  p.dp_shard = 4;
+  const Group shard = shard_group(p);
+  EXPECT_EQ(shard.size, 4);
+  EXPECT_EQ(shard.stride, 4);
+  EXPECT_TRUE(group_crosses_nodes(c, shard.size, shard.stride));
+  EXPECT_EQ(members_per_node(c, shard.size, shard.stride), 2);
+  const Group pp = pp_group(p);
+  EXPECT_EQ(pp.stride, 32);
+  EXPECT_TRUE(group_crosses_nodes(c, pp.size, pp.stride));
+  EXPECT_EQ(members_per_node(c, pp.size, pp.stride), 1);
+  const Group sync = dp_sync_group(p);
+  EXPECT_EQ(sync.size, 2);
+  EXPECT_EQ(sync.stride, 16);
+  // ZeroPP with z 4 of 8 GPUs, pp 8, dp 16 (512 GPUs): dp copies of a z group 4 apart (2 per node: 2 NICs, was 1
+  // at stride 32), pipeline ranks 64 apart (one per node; under the old order 4 apart, 2 per node).
+  ParallelSpec z;
+  z.strategy = Strategy::zeropp_b;
+  z.z = 4;
+  z.pp = 8;
+  z.dp = 16;
+  c.nodes = 64;
+  const Group dp = dp_sync_group(z);
+  EXPECT_EQ(dp.size, 16);
+  EXPECT_EQ(dp.stride, 4);
+  EXPECT_EQ(members_per_node(c, dp.size, dp.stride), 2);
+  EXPECT_EQ(pp_group(z).stride, 64);
+  EXPECT_EQ(members_per_node(c, pp_group(z).size, pp_group(z).stride), 1);
+  EXPECT_EQ(embedding_group(z).stride, 7 * 64);
+}
+
 }  // namespace
 }  // namespace zeropp::analytic

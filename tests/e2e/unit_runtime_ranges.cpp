@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "cost_model/analytic/collectives.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/names.hpp"
 #include "e2e/runtime/chunk_state.hpp"
 #include "e2e/runtime/fault.hpp"
 #include "e2e/runtime/rank_layout.hpp"
@@ -156,6 +158,88 @@ TEST(RankLayout, ContextParallelRanksJoinTheSyncOrTheShardGroup) {
   EXPECT_EQ(fsdp.shard_size(), 8);
   EXPECT_EQ(fsdp.pipelines(), 4);  // cp ranks share their pipeline's micro-batches
   EXPECT_EQ(fsdp.pipeline(fsdp.coords(0)), fsdp.pipeline(fsdp.coords(1)));
+}
+
+// The trainer's groups are the cost model's: for every plan shape the trainer runs, the ranks a communicator split
+// by the layout's colors holds are the members of the analytic group's grid dimensions (analytic/collectives.hpp).
+std::vector<int> split_members(const RankLayout& l, int rank, int (RankLayout::*color)(const RankCoords&) const) {
+  std::vector<int> out;
+  for (int r = 0; r < l.world(); ++r)
+    if ((l.*color)(l.coords(r)) == (l.*color)(l.coords(rank))) out.push_back(r);
+  return out;
+}
+
+TEST(RankLayout, TrainerGroupsAreTheAnalyticGroups) {
+  struct Shape {
+    Strategy strategy;
+    int tp, z, pp, dp;
+  };
+  const Shape shapes[] = {{Strategy::three_d, 2, 1, 2, 2},   {Strategy::three_d, 4, 1, 2, 1},
+                          {Strategy::pp_zero1, 1, 1, 4, 2},  {Strategy::zeropp_b, 1, 2, 2, 2},
+                          {Strategy::zeropp_a, 1, 4, 2, 1},  {Strategy::zero3_pp, 1, 2, 2, 2},
+                          {Strategy::zero3, 1, 2, 1, 3},     {Strategy::zero3, 1, 1, 1, 4}};
+  for (const Shape& s : shapes) {
+    ParallelSpec p;
+    p.strategy = s.strategy;
+    p.tp = s.tp;
+    p.z = s.z;
+    p.pp = s.pp;
+    p.dp = s.dp;
+    const RankLayout l = RankLayout::for_plan(p);
+    const RankGrid grid = RankGrid::of(p);
+    ASSERT_EQ(l.world(), p.world());
+    for (int r = 0; r < l.world(); ++r) {
+      EXPECT_EQ(split_members(l, r, &RankLayout::pp_color), grid.members(kGridPp, r));
+      if (p.tp > 1) EXPECT_EQ(split_members(l, r, &RankLayout::inner_color), grid.members(kGridTp, r));
+      if (analytic::shard_mask(p) != 0)
+        EXPECT_EQ(split_members(l, r, &RankLayout::inner_color), grid.members(analytic::shard_mask(p), r))
+            << to_string(s.strategy) << " rank " << r;
+      if (analytic::dp_sync_mask(p) != 0)
+        EXPECT_EQ(split_members(l, r, &RankLayout::dp_color), grid.members(analytic::dp_sync_mask(p), r))
+            << to_string(s.strategy) << " rank " << r;
+      // The analytic (size, stride) view is the split group's: its size, and its members that many strides apart
+      // when they are one dimension.
+      const std::vector<int> pp = split_members(l, r, &RankLayout::pp_color);
+      const analytic::Group g = analytic::pp_group(p);
+      ASSERT_EQ(static_cast<int>(pp.size()), g.size);
+      for (std::size_t i = 1; i < pp.size(); ++i) EXPECT_EQ(pp[i] - pp[i - 1], g.stride);
+    }
+  }
+}
+
+// With CP the trainer's shard and gradient sync groups are the cost model's (analytic::shard_mask, dp_sync_mask):
+// CP ranks in the sync group of the replicated and z-sharded strategies, in the shard group of pure ZeRO-3.
+TEST(RankLayout, ContextParallelGroupsAreTheAnalyticGroups) {
+  struct Shape {
+    Strategy strategy;
+    int tp, z, pp, dp, cp, dp_shard;
+  };
+  const Shape shapes[] = {{Strategy::three_d, 2, 1, 2, 1, 2, 0},  {Strategy::pp_zero1, 1, 1, 2, 2, 2, 0},
+                          {Strategy::zeropp_b, 1, 2, 2, 1, 2, 0}, {Strategy::zero3_pp, 1, 2, 1, 2, 2, 0},
+                          {Strategy::zero3, 1, 2, 1, 2, 2, 0},    {Strategy::zero3, 1, 1, 1, 4, 2, 2}};
+  for (const Shape& s : shapes) {
+    ParallelSpec p;
+    p.strategy = s.strategy;
+    p.tp = s.tp;
+    p.z = s.z;
+    p.pp = s.pp;
+    p.dp = s.dp;
+    p.cp = s.cp;
+    p.dp_shard = s.dp_shard;
+    if (s.strategy == Strategy::zero3) p.framework = Framework::fsdp2;
+    const RankLayout l = RankLayout::for_plan(p);
+    const RankGrid grid = RankGrid::of(p);
+    ASSERT_EQ(l.world(), p.world());
+    for (int r = 0; r < l.world(); ++r) {
+      EXPECT_EQ(split_members(l, r, &RankLayout::cp_color), grid.members(kGridCp, r));
+      if (analytic::shard_mask(p) != 0)
+        EXPECT_EQ(split_members(l, r, &RankLayout::shard_color), grid.members(analytic::shard_mask(p), r))
+            << to_string(s.strategy) << " rank " << r;
+      if (analytic::dp_sync_mask(p) != 0)
+        EXPECT_EQ(split_members(l, r, &RankLayout::dp_color), grid.members(analytic::dp_sync_mask(p), r))
+            << to_string(s.strategy) << " rank " << r;
+    }
+  }
 }
 
 TEST(FaultInjection, ParsesKindRankStep) {

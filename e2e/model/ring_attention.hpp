@@ -9,7 +9,9 @@
 //   j > r: r's second chunk against all of j's rows, no mask (r's first chunk precedes both of j's).
 // Each block's output and log-sum-exp merge into the running ones (the online softmax). The backward walks the
 // same ring with the final output and log-sum-exp, passing each key/value block's gradient along with it so that
-// after cp shifts it is back with its owner, complete.
+// after cp shifts it is back with its owner, complete. TE overlaps each exchange with the block computed beside it;
+// here the exchange and the block run one after the other (the communicator's calls are blocking): the same values,
+// not the same timeline.
 // The ring is the flash-style kernel (it saves the log-sum-exp, not the probabilities), whatever the model's
 // attention kind; the trainer runs it for flash models only (gpt_config.cpp: Megatron's local attention has no CP).
 #include "e2e/backend/backend.hpp"

@@ -45,11 +45,10 @@ Executor::Executor(Backend& backend, RankGroups& groups, const RankLayout& layou
     const int stage = chunk * layout.pp() + c.pp;
     const ChunkSpec spec = chunk_spec_for_stage(cfg, plan.layout, stage, opt.micro_batch, global_microbatches_);
     const ChunkLayout chunk_layout(cfg, spec, layout.tp());
-    const ChunkRanges ranges = ChunkRanges::make(chunk_layout.numel(), plan.data_parallel.shard_group > 1, layout.z(),
-                                                 c.z, layout.dp(), c.dp,
-                                                 plan.data_parallel.mode == DpSyncMode::reduce_scatter);
-    chunks_.push_back(std::make_unique<ChunkState>(backend, cfg, spec, tp, ranges, opt.optim, opt.seed,
-                                                   c.tp));
+    const ChunkRanges ranges =
+        ChunkRanges::make(chunk_layout.numel(), plan.data_parallel.shard_group > 1, layout.z(), c.z, layout.dp(), c.dp,
+                          plan.data_parallel.mode == DpSyncMode::reduce_scatter);
+    chunks_.push_back(std::make_unique<ChunkState>(backend, cfg, spec, tp, ranges, opt.optim, opt.seed, c.tp));
   }
 
   bool has_opt_step = false;

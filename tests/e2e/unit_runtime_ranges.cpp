@@ -164,11 +164,10 @@ TEST(RankLayout, TrainerGroupsAreTheAnalyticGroups) {
     Strategy strategy;
     int tp, z, pp, dp;
   };
-  const Shape shapes[] = {{Strategy::three_d, 2, 1, 2, 2},   {Strategy::three_d, 4, 1, 2, 1},
-                          {Strategy::pp_zero1, 1, 1, 4, 2},  {Strategy::zeropp_b, 1, 2, 2, 2},
-                          {Strategy::zeropp_a, 1, 4, 2, 1},  {Strategy::zero3_pp, 1, 2, 2, 2},
-                          {Strategy::zero3, 1, 2, 1, 3},     {Strategy::zero3, 1, 1, 1, 4},
-                          {Strategy::zero3, 2, 1, 1, 4}};
+  const Shape shapes[] = {
+      {Strategy::three_d, 2, 1, 2, 2},  {Strategy::three_d, 4, 1, 2, 1},  {Strategy::pp_zero1, 1, 1, 4, 2},
+      {Strategy::zeropp_b, 1, 2, 2, 2}, {Strategy::zeropp_a, 1, 4, 2, 1}, {Strategy::zero3_pp, 1, 2, 2, 2},
+      {Strategy::zero3, 1, 2, 1, 3},    {Strategy::zero3, 1, 1, 1, 4},    {Strategy::zero3, 2, 1, 1, 4}};
   for (const Shape& s : shapes) {
     ParallelSpec p;
     p.strategy = s.strategy;

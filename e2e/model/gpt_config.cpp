@@ -207,10 +207,8 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
                     "parallel.tp_comm_overlap=" + to_string(p.tp_comm_overlap) +
                         ": the trainer runs each tensor-parallel collective before or after its GEMM, never under it "
                         "(state none)");
-  if (p.strategy == Strategy::zero3 && p.tp > 1)
-    throw SpecError("parallel.tp", fmt::format("parallel.tp={} with parallel.strategy=zero3: the trainer shards pure "
-                                               "ZeRO-3 without tensor parallelism (state tp 1)",
-                                               p.tp));
+  // FSDP + TP (zero3 with tp > 1, torchtitan's 2-D) runs: each TP rank's slice of a chunk is ZeRO-3-sharded over the
+  // shard group of its TP rank (the rank grid's z and dp_shard dimensions at that tp coordinate).
   if (p.strategy == Strategy::zero3 && p.pp > 1)
     throw SpecError("parallel.pp", fmt::format("parallel.pp={} with parallel.strategy=zero3: the trainer runs FSDP "
                                                "without a pipeline (state pp 1, or strategy zero3_pp)",

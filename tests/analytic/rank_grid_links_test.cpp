@@ -31,9 +31,8 @@ Exact count(const RankGrid& grid, GridMask mask, int gpus_per_node) {
 
 // Every power-of-two grid up to 256 ranks, every group the cost model prices, on nodes of 2, 4 and 8 GPUs.
 TEST(RankGridLinks, SizeAndStrideAnswerAsTheMemberLists) {
-  const std::vector<GridMask> masks = {kGridTp,     kGridCp,           kGridZ,
-                                       kGridPp,     kGridDp,           kGridSpecDp,
-                                       kGridDataParallel, kGridCp | kGridZ | kGridDpShard};
+  const std::vector<GridMask> masks = {
+      kGridTp, kGridCp, kGridZ, kGridPp, kGridDp, kGridSpecDp, kGridDataParallel, kGridCp | kGridZ | kGridDpShard};
   const int sizes[] = {1, 2, 4};
   int checked = 0;
   for (int g : {2, 4, 8})
@@ -82,8 +81,7 @@ TEST(RankGridLinks, ShardSyncAcrossDpAndCpSkipsTheZGroup) {
             const Group gr = grid.group(mask);
             const Exact e = count(grid, mask, g);
             EXPECT_EQ(group_crosses_nodes(c, gr.size, gr.stride), e.crosses) << g << cp << z << dp << pp;
-            if (cp * z <= g)
-              EXPECT_EQ(members_per_node(c, gr.size, gr.stride), e.per_node) << g << cp << z << dp << pp;
+            if (cp * z <= g) EXPECT_EQ(members_per_node(c, gr.size, gr.stride), e.per_node) << g << cp << z << dp << pp;
           }
 }
 
@@ -112,7 +110,6 @@ TEST(RankGridLinks, PlanGroupsHaveTheStrategysSizes) {
   EXPECT_EQ(dp_sync_group(p).size, h.replicas);  // 4 replicas, a shard group apart
   EXPECT_EQ(dp_sync_group(p).stride, 8);
 }
-
 
 // What the order moved, by hand, on 8-GPU nodes. torchtitan 3-D with HSDP (tp 4, pp 2, dp 8, dp_shard 4): the grid
 // is tp 4 (stride 1), dp_shard 4 (stride 4), replicas 2 (stride 16), pp 2 (stride 32). The shard group is 4 GPUs 4

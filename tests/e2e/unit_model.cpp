@@ -577,6 +577,8 @@ TEST(Model, PlanKeysRefusedForTheBackend) {
   EXPECT_EQ(refused(plan(fsdp + R"(, "dp_shard": 2})"), true), "runs");  // dp_shard = dp: plain FSDP
   EXPECT_EQ(refused(plan(fsdp + R"(, "dp_shard": 1, "overlap_grad_reduce": false})"), true), "runs");
   EXPECT_EQ(refused(plan(fsdp + R"(, "dp_shard": 1})"), true), "parallel.overlap_grad_reduce");
+  EXPECT_EQ(refused(plan(R"({"strategy": "zero3", "tp": 2, "dp": 2, "micro_batches": 2, "dtype": "fp32"})"), true),
+            "runs");  // FSDP + TP
   EXPECT_EQ(refused(plan(R"({"strategy": "zero3", "z": 2, "pp": 2, "micro_batches": 2, "dtype": "fp32"})"), true),
             "parallel.pp");
   // Context parallelism: ring attention or Ulysses on the cpu backend, with every strategy; not on cuda.

@@ -22,7 +22,7 @@ TEST(RankLayout, InnerDimensionFastestThenDataThenPipeline) {
   ASSERT_EQ(l.world(), 8);
   // Hand table: rank = (pp_rank * dp + dp_index) * z + z_index.
   const RankCoords c5 = l.coords(5);  // 5 = (1*2 + 0)*2 + 1
-  EXPECT_EQ(c5.inner, 1);
+  EXPECT_EQ(c5.z, 1);
   EXPECT_EQ(c5.pp, 1);
   EXPECT_EQ(c5.dp, 0);
   for (int r = 0; r < 8; ++r) EXPECT_EQ(l.world_rank(l.coords(r)), r);
@@ -35,7 +35,7 @@ TEST(RankLayout, InnerDimensionFastestThenDataThenPipeline) {
   std::set<int> z, pp, dp;
   for (int r = 0; r < 8; ++r) {
     const RankCoords c = l.coords(r);
-    if (l.inner_color(c) == l.inner_color(c5)) z.insert(r);
+    if (l.z_color(c) == l.z_color(c5)) z.insert(r);
     if (l.pp_color(c) == l.pp_color(c5)) pp.insert(r);
     if (l.dp_color(c) == l.dp_color(c5)) dp.insert(r);
   }
@@ -49,7 +49,7 @@ TEST(RankLayout, ContextParallelRanksNextToTensorParallelOnes) {
   const RankLayout l(2, 1, 2, 1, 2);
   ASSERT_EQ(l.world(), 8);
   const RankCoords c = l.coords(7);
-  EXPECT_EQ(c.inner, 1);
+  EXPECT_EQ(c.tp, 1);
   EXPECT_EQ(c.cp, 1);
   EXPECT_EQ(c.pp, 1);
   std::set<int> cp, pp;
@@ -66,7 +66,32 @@ TEST(RankLayout, TensorParallelRanksShareAPipeline) {
   const RankLayout l(2, 1, 2, 1);
   EXPECT_EQ(l.pipelines(), 1);
   EXPECT_EQ(l.pipeline(l.coords(1)), 0);
-  EXPECT_THROW(RankLayout(2, 2, 1, 1), std::invalid_argument);
+  EXPECT_THROW(RankLayout(2, 0, 1, 1), std::invalid_argument);
+}
+
+// FSDP + TP as torchtitan's mesh ["dp_shard", "tp"]: zero3 tp 2, dp 4 (8 ranks). TP pairs {0,1}, {2,3}, ...; each TP
+// rank's slice sharded over the 4 ranks of its TP rank: {0,2,4,6} and {1,3,5,7}; no replicas.
+TEST(RankLayout, FsdpWithTensorParallelismShardsEachTpRankOverItsDpRanks) {
+  ParallelSpec p;
+  p.strategy = Strategy::zero3;
+  p.tp = 2;
+  p.dp = 4;
+  const RankLayout l = RankLayout::for_plan(p);
+  EXPECT_EQ(l.tp(), 2);
+  EXPECT_EQ(l.z(), 4);
+  EXPECT_EQ(l.dp(), 1);
+  EXPECT_EQ(l.pipelines(), 4);
+  const RankCoords c = l.coords(5);
+  EXPECT_EQ(c.tp, 1);
+  EXPECT_EQ(c.z, 2);
+  EXPECT_EQ(l.pipeline(c), 2);
+  std::set<int> tp, z;
+  for (int r = 0; r < 8; ++r) {
+    if (l.tp_color(l.coords(r)) == l.tp_color(c)) tp.insert(r);
+    if (l.z_color(l.coords(r)) == l.z_color(c)) z.insert(r);
+  }
+  EXPECT_EQ(tp, (std::set<int>{4, 5}));
+  EXPECT_EQ(z, (std::set<int>{1, 3, 5, 7}));
 }
 
 TEST(ChunkRanges, ShardsAndPiecesCoverTheChunkOnce) {
@@ -174,10 +199,10 @@ TEST(RankLayout, TrainerGroupsAreTheAnalyticGroups) {
     Strategy strategy;
     int tp, z, pp, dp;
   };
-  const Shape shapes[] = {{Strategy::three_d, 2, 1, 2, 2},   {Strategy::three_d, 4, 1, 2, 1},
-                          {Strategy::pp_zero1, 1, 1, 4, 2},  {Strategy::zeropp_b, 1, 2, 2, 2},
-                          {Strategy::zeropp_a, 1, 4, 2, 1},  {Strategy::zero3_pp, 1, 2, 2, 2},
-                          {Strategy::zero3, 1, 2, 1, 3},     {Strategy::zero3, 1, 1, 1, 4}};
+  const Shape shapes[] = {
+      {Strategy::three_d, 2, 1, 2, 2},  {Strategy::three_d, 4, 1, 2, 1},  {Strategy::pp_zero1, 1, 1, 4, 2},
+      {Strategy::zeropp_b, 1, 2, 2, 2}, {Strategy::zeropp_a, 1, 4, 2, 1}, {Strategy::zero3_pp, 1, 2, 2, 2},
+      {Strategy::zero3, 1, 2, 1, 3},    {Strategy::zero3, 1, 1, 1, 4},    {Strategy::zero3, 2, 1, 1, 4}};
   for (const Shape& s : shapes) {
     ParallelSpec p;
     p.strategy = s.strategy;
@@ -190,9 +215,9 @@ TEST(RankLayout, TrainerGroupsAreTheAnalyticGroups) {
     ASSERT_EQ(l.world(), p.world());
     for (int r = 0; r < l.world(); ++r) {
       EXPECT_EQ(split_members(l, r, &RankLayout::pp_color), grid.members(kGridPp, r));
-      if (p.tp > 1) EXPECT_EQ(split_members(l, r, &RankLayout::inner_color), grid.members(kGridTp, r));
+      EXPECT_EQ(split_members(l, r, &RankLayout::tp_color), grid.members(kGridTp, r));
       if (analytic::shard_mask(p) != 0)
-        EXPECT_EQ(split_members(l, r, &RankLayout::inner_color), grid.members(analytic::shard_mask(p), r))
+        EXPECT_EQ(split_members(l, r, &RankLayout::z_color), grid.members(analytic::shard_mask(p), r))
             << to_string(s.strategy) << " rank " << r;
       if (analytic::dp_sync_mask(p) != 0)
         EXPECT_EQ(split_members(l, r, &RankLayout::dp_color), grid.members(analytic::dp_sync_mask(p), r))

@@ -28,8 +28,7 @@ TEST(RankGrid, MegatronOrderTp2Dp4Pp2) {
   const RankGrid g(2, 1, 1, 1, 4, 2);
   EXPECT_EQ(g.groups(kGridTp), (Groups{{0, 1}, {2, 3}, {4, 5}, {6, 7}, {8, 9}, {10, 11}, {12, 13}, {14, 15}}));
   EXPECT_EQ(g.groups(kGridDp), (Groups{{0, 2, 4, 6}, {1, 3, 5, 7}, {8, 10, 12, 14}, {9, 11, 13, 15}}));
-  EXPECT_EQ(g.groups(kGridPp),
-            (Groups{{0, 8}, {1, 9}, {2, 10}, {3, 11}, {4, 12}, {5, 13}, {6, 14}, {7, 15}}));
+  EXPECT_EQ(g.groups(kGridPp), (Groups{{0, 8}, {1, 9}, {2, 10}, {3, 11}, {4, 12}, {5, 13}, {6, 14}, {7, 15}}));
   // Rank 13: tp 1, dp 2, pp 1.
   const GridCoords c = g.coords(13);
   EXPECT_EQ(c[GridDim::tp], 1);
@@ -61,8 +60,7 @@ TEST(RankGrid, InternEvoZeroGroupInsideDataParallelism) {
   const RankGrid g(2, 1, 2, 1, 2, 2);  // tp 2, z 2, dp 4 / z = 2, pp 2
   EXPECT_EQ(g.groups(kGridTp), (Groups{{0, 1}, {2, 3}, {4, 5}, {6, 7}, {8, 9}, {10, 11}, {12, 13}, {14, 15}}));
   EXPECT_EQ(g.groups(kGridZ | kGridDp), (Groups{{0, 2, 4, 6}, {1, 3, 5, 7}, {8, 10, 12, 14}, {9, 11, 13, 15}}));
-  EXPECT_EQ(g.groups(kGridPp),
-            (Groups{{0, 8}, {1, 9}, {2, 10}, {3, 11}, {4, 12}, {5, 13}, {6, 14}, {7, 15}}));
+  EXPECT_EQ(g.groups(kGridPp), (Groups{{0, 8}, {1, 9}, {2, 10}, {3, 11}, {4, 12}, {5, 13}, {6, 14}, {7, 15}}));
   EXPECT_EQ(g.groups(kGridZ), (Groups{{0, 2}, {1, 3}, {4, 6}, {5, 7}, {8, 10}, {9, 11}, {12, 14}, {13, 15}}));
   // Initializer_Zero3_dp's "(0, 4), (1, 5) ... hold the same parameters" across the zero1 groups, pp = 1 part.
   EXPECT_EQ(g.members(kGridDp, 1), (std::vector<int>{1, 5}));

@@ -581,6 +581,18 @@ TEST(Model, PlanKeysRefusedForTheBackend) {
             "runs");  // FSDP + TP
   EXPECT_EQ(refused(plan(R"({"strategy": "zero3", "z": 2, "pp": 2, "micro_batches": 2, "dtype": "fp32"})"), true),
             "parallel.pp");
+  // Context parallelism: ring attention or Ulysses on the cpu backend, with every strategy; not on cuda.
+  EXPECT_EQ(refused(plan(zeropp + R"("cp": 2, "dtype": "fp32"})"), true), "runs");
+  EXPECT_EQ(refused(plan(zeropp + R"("cp": 2, "dtype": "bf16", "reduce_dtype": "fp32"})"), false), "parallel.cp");
+  EXPECT_EQ(refused(plan(zeropp + R"("cp": 2, "cp_kind": "ulysses", "dtype": "fp32"})"), true), "runs");
+  EXPECT_EQ(refused(plan(zeropp + R"("cp": 2, "cp_kind": "ulysses", "dtype": "bf16", "reduce_dtype": "fp32"})"),
+                    false),
+            "parallel.cp");
+  EXPECT_EQ(refused(plan(R"({"strategy": "3d", "tp": 2, "cp": 2, "micro_batches": 2, "sequence_parallel": true,
+                             "dtype": "fp32"})"),
+                    true),
+            "runs");
+  EXPECT_EQ(refused(plan(fsdp + R"(, "cp": 2})"), true), "runs");  // the shard group holds the CP ranks
 }
 
 }  // namespace

@@ -540,7 +540,7 @@ class Searcher {
               "exceeds the time of every answer it could change";
     r.tie_rule =
         "ties: lower peak memory, then the earlier plan in enumeration order (strategy, tp/z, pp, ZeRO "
-        "stage, sequence parallelism and TP overlap, schedule, v, b, U, recompute)";
+        "stage, sequence parallelism and TP overlap, schedule, v, b, FP8 all-gather, U, recompute)";
     SearchCounts& n = r.counts;
     n.enumerated = static_cast<std::int64_t>(entries_.size());
     for (const Entry& e : entries_) {

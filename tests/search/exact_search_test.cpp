@@ -283,11 +283,20 @@ TEST(ExactSearch, Fp8EqualsBruteForce) {
   SpaceOptions space;
   space.max_v = 2;
   space.max_micro_batch = 2;
-  const auto every_plan_in_fp8 = [](const Plan& plan) {
+  int all_gather_both_ways = 0;
+  const auto every_plan_in_fp8 = [&](const Plan& plan) {
     EXPECT_TRUE(plan.parallel.fp8) << describe_plan(plan.parallel);
+    // FSDP2's FP8 all-gather (torchao tensorwise, ZeRO-3): the search tries it on and off.
+    if (plan.parallel.fp8_all_gather) {
+      ++all_gather_both_ways;
+      ParallelSpec off = plan.parallel;
+      off.fp8_all_gather = false;
+      EXPECT_NO_THROW(validate(Plan{plan.model, plan.cluster, off})) << describe_plan(off);
+    }
     return true;
   };
   EXPECT_GT(expect_bounds_and_exact(ex, space, every_plan_in_fp8), 100);
+  EXPECT_GT(all_gather_both_ways, 50);
 }
 
 // Issue 20, item 3: FSDP2 under a pipeline (with and without TP) and HSDP over four nodes, memory tight: the bounds

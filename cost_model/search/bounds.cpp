@@ -202,24 +202,6 @@ class StartedGathers {
   std::vector<double> ahead_start_;   // start times of the leading UNSHARDs, exact (their durations never stretch)
 };
 
-double compute_seconds(const schedule::Action& a, const simulate::StageCost& c) {
-  using schedule::ActionType;
-  switch (a.type) {
-    case ActionType::F:
-      return c.f;
-    case ActionType::B:
-      return c.b;
-    case ActionType::W:
-      return c.w;
-    case ActionType::BW:
-      return c.bw;
-    case ActionType::RECOMPUTE:
-      return c.recompute;
-    default:
-      return 0;
-  }
-}
-
 }  // namespace
 
 double lowered_memory_bound(const PreparedPlan& prepared, double stop_above) {
@@ -316,7 +298,7 @@ double lowered_memory_bound(const PreparedPlan& prepared, double stop_above) {
       if (uses_weights) started = std::max(started, unshard_end[s]);
       const std::size_t ahead = gathers.started_before((head + busy) * (1 - kRounding));
       const double ran_ahead = gathers.bytes(std::max(started, ahead)) - resharded;
-      busy += compute_seconds(a, c);
+      busy += c.compute_seconds(a.type);
       out = std::max({out, at_start + std::max(gathered, ran_ahead) + grads + own_grads, live + gathered + grads});
       if (grad_live[s] && static_cast<std::int64_t>(i) == run_end[s]) {
         grad_live[s] = 0;

@@ -2,7 +2,10 @@
 
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "cost_model/options/cli_checks.hpp"
+#include "cost_model/spec/attention_kernel.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/limits.hpp"
@@ -67,8 +70,12 @@ Experiment load_experiment_args(const ExperimentArgs& a, const std::string& defa
     ex.fp8_recipe = fp8_recipe_from_string(a.fp8_recipe, "--fp8-recipe");
     if (!ex.fp8) throw SpecError("--fp8-recipe", "--fp8-recipe needs --dtype fp8 (or an experiment in fp8)");
   }
-  if (!a.attention_kernel.empty())
+  if (!a.attention_kernel.empty()) {
     ex.attention_kernel = attention_kernel_from_string(a.attention_kernel, "--attention-kernel");
+    if (const std::string no = attention_kernel_unavailable(*ex.attention_kernel, ex.model, ex.cluster); !no.empty())
+      throw SpecError("--attention-kernel", fmt::format("--attention-kernel {} cannot run on cluster {}: {}",
+                                                        a.attention_kernel, ex.cluster.name, no));
+  }
   if (ex.fp8 || ex.attention_kernel) validate(ex);  // the FP8 rate and recipe (spec/fp8.hpp); the attention kernel
   return ex;
 }

@@ -158,42 +158,36 @@ double collective_time(const ClusterSpec& cluster, Collective c, int group_size,
   return alpha_beta(c, group_size, bytes, link.latency, spread(link.bandwidth));
 }
 
-Group tp_group(const ParallelSpec& parallel) { return Group{parallel.tp, 1}; }
-Group zero_group(const ParallelSpec& parallel) { return Group{parallel.z, 1}; }
-Group cp_group(const ParallelSpec& parallel) { return Group{parallel.cp, parallel.tp * parallel.z}; }
-Group pp_group(const ParallelSpec& parallel) { return Group{parallel.pp, parallel.tp * parallel.z * parallel.cp}; }
-Group dp_group(const ParallelSpec& parallel) {
-  return Group{parallel.dp, parallel.tp * parallel.z * parallel.cp * parallel.pp};
+// Every group below is a set of dimensions of the plan's rank grid (spec/rank_grid.hpp), the one the trainer
+// splits its communicators from.
+Group tp_group(const ParallelSpec& parallel) { return RankGrid::of(parallel).group(kGridTp); }
+Group zero_group(const ParallelSpec& parallel) { return RankGrid::of(parallel).group(kGridZ); }
+Group cp_group(const ParallelSpec& parallel) { return RankGrid::of(parallel).group(kGridCp); }
+Group pp_group(const ParallelSpec& parallel) { return RankGrid::of(parallel).group(kGridPp); }
+Group dp_group(const ParallelSpec& parallel) { return RankGrid::of(parallel).group(kGridSpecDp); }
+Group data_parallel_group(const ParallelSpec& parallel) { return RankGrid::of(parallel).group(kGridDataParallel); }
+Group embedding_group(const ParallelSpec& parallel) {
+  if (parallel.pp == 1) return Group{};
+  // The first and the last pipeline rank of one pipeline: (pp-1) pipeline strides apart.
+  const RankGrid grid = RankGrid::of(parallel);
+  return Group{2, grid.stride(GridDim::pp) * (parallel.pp - 1)};
 }
-Group data_parallel_group(const ParallelSpec& parallel) {
-  // z and cp are adjacent in rank order (one of tp and z is 1): z*cp GPUs tp apart.
-  if (parallel.dp == 1) return parallel.cp == 1 ? zero_group(parallel) : Group{parallel.z * parallel.cp, parallel.tp};
-  return Group{parallel.z * parallel.cp * parallel.dp, parallel.tp * parallel.pp};
-}
-// The dp copies of a z group together with its cp ranks (cp*dp GPUs); the dp dimension alone without CP.
-Group dp_cp_group(const ParallelSpec& parallel) {
-  if (parallel.cp == 1) return dp_group(parallel);
-  if (parallel.dp == 1) return cp_group(parallel);
-  return Group{parallel.cp * parallel.dp, parallel.tp * parallel.z * parallel.pp};
-}
-Group shard_group(const ParallelSpec& parallel) {
+GridMask shard_mask(const ParallelSpec& parallel) {
   const DataParallelSync d = data_parallel_sync(parallel);
-  if (d.shard_group == 1) return Group{};
-  if (!d.shard_spans_dp) return zero_group(parallel);
-  // zero3: the z*cp GPUs tp apart and dp_shard of the dp groups (HSDP's shard mesh dimension inside its replicate
-  // dimension, as FSDP2's (replicate, shard) mesh); reported, like data_parallel_group, as the block it occupies.
-  const int shard = dp_shard_of(parallel);
-  if (shard == parallel.dp) return data_parallel_group(parallel);
-  if (shard == 1) return Group{parallel.z * parallel.cp, parallel.tp};
-  return Group{parallel.z * parallel.cp * shard, parallel.tp * parallel.pp};
+  if (d.shard_group == 1) return 0;
+  // zero3: the z (or TP-rank) GPUs with their CP ranks and dp_shard of the dp groups (HSDP's shard mesh dimension
+  // inside its replicate dimension, as FSDP2's (replicate, shard) mesh); the other ZeRO-3 strategies: the z group.
+  return d.shard_spans_dp ? kGridCp | kGridZ | kGridDpShard : kGridZ;
 }
-Group dp_sync_group(const ParallelSpec& parallel) {
+GridMask dp_sync_mask(const ParallelSpec& parallel) {
   const DataParallelSync d = data_parallel_sync(parallel);
-  if (d.mode == DpSyncMode::none) return Group{};
-  // HSDP: one GPU of each of the dp/dp_shard replicas of a shard group, a shard group's block apart.
-  if (d.shard_spans_dp)
-    return Group{d.replicas, parallel.tp * parallel.z * parallel.cp * parallel.pp * dp_shard_of(parallel)};
-  return d.replicas_span_z ? data_parallel_group(parallel) : dp_cp_group(parallel);
+  if (d.mode == DpSyncMode::none) return 0;
+  // HSDP: one GPU of each of the dp/dp_shard replicas of a shard group. Replicated stages: every data-parallel
+  // copy. ZeRO-3 in the z group: the z group's copies across dp and CP (the z dimension excluded).
+  if (d.shard_spans_dp) return kGridDp;
+  return d.replicas_span_z ? kGridDataParallel : kGridCp | kGridSpecDp;
 }
+Group shard_group(const ParallelSpec& parallel) { return RankGrid::of(parallel).group(shard_mask(parallel)); }
+Group dp_sync_group(const ParallelSpec& parallel) { return RankGrid::of(parallel).group(dp_sync_mask(parallel)); }
 
 }  // namespace zeropp::analytic

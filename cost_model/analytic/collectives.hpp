@@ -16,6 +16,7 @@
 
 #include "cost_model/spec/cluster_spec.hpp"
 #include "cost_model/spec/parallel_spec.hpp"
+#include "cost_model/spec/rank_grid.hpp"
 
 namespace zeropp::analytic {
 
@@ -60,25 +61,28 @@ int members_per_node(const ClusterSpec& cluster, int group_size, int stride);
 // GPU) times k, up to the intra-node rate; a measured table is used as measured.
 double collective_time(const ClusterSpec& cluster, Collective c, int group_size, int stride, double bytes);
 
-// The process groups of a plan, under the rank order of ParallelSpec: the intra-node dimension (tp or z)
-// innermost, then pp, then dp. size 1 means the dimension is absent.
-struct Group {
-  int size = 1;
-  int stride = 1;
-};
+// The process groups of a plan: dimensions of its rank grid (spec/rank_grid.hpp: tp, cp, z, dp_shard, dp, pp inner
+// to outer, Megatron-Core's order), described for the link model as GridGroup {size, stride}; size 1 means the
+// dimension is absent. A group over several dimensions is reported as the block of ranks it occupies
+// (size*stride), so that group_crosses_nodes() answers as for the real group (node and group sizes powers of two).
+using Group = GridGroup;
 Group tp_group(const ParallelSpec& parallel);    // size tp, stride 1
-Group zero_group(const ParallelSpec& parallel);  // size z, stride 1 (the intra-node ZeRO-3 group)
-Group cp_group(const ParallelSpec& parallel);    // size cp, stride tp*z (Megatron's tp-cp order)
-Group pp_group(const ParallelSpec& parallel);    // size pp, stride tp*z*cp; p2p neighbours are one stride apart
-Group dp_group(const ParallelSpec& parallel);    // size dp, stride tp*z*cp*pp
-// All data-parallel replicas of a stage: z*dp GPUs (pure ZeRO-3, or DP across every replica). Its members
-// are not equally strided when both z and dp > 1: it is then reported as size z*dp, stride tp*pp, so that
-// size*stride is the block of ranks it occupies and group_crosses_nodes() answers as for the real group
-// (node sizes and group sizes powers of two). With dp == 1 it is zero_group().
+Group zero_group(const ParallelSpec& parallel);  // size z, stride tp*cp (the ZeRO-3 group of z GPUs)
+Group cp_group(const ParallelSpec& parallel);    // size cp, stride tp (Megatron's tp-cp order)
+Group pp_group(const ParallelSpec& parallel);    // size pp, stride world/pp; p2p neighbours are one stride apart
+Group dp_group(const ParallelSpec& parallel);    // size dp (dp_shard x replicas), stride tp*cp*z
+// All data-parallel copies of a stage: z*cp*dp GPUs (pure ZeRO-3, or DP across every replica), stride tp. With
+// dp == 1 and cp == 1 it is zero_group().
 Group data_parallel_group(const ParallelSpec& parallel);
+// The first and the last pipeline rank of a pipeline, which sum the tied word embedding's gradient (size 1 at
+// pp = 1).
+Group embedding_group(const ParallelSpec& parallel);
 // The groups of the plan's data-parallel picture (spec/strategy.hpp, data_parallel_sync): the GPUs that
 // ZeRO-3-shard a stage (size 1 when it is not sharded), and those its gradient (shard) is synchronised across
-// after the backward (size 1 when nothing is).
+// after the backward (size 1 when nothing is); their grid dimensions (0: none), which the trainer's rank layout
+// splits its communicators by too.
+GridMask shard_mask(const ParallelSpec& parallel);
+GridMask dp_sync_mask(const ParallelSpec& parallel);
 Group shard_group(const ParallelSpec& parallel);
 Group dp_sync_group(const ParallelSpec& parallel);
 

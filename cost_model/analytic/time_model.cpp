@@ -381,7 +381,8 @@ ActionCosts action_costs(const Plan& plan) {
   if (par.pp > 1 && m.tied_embedding) {
     // The first and the last stage hold copies of the word embedding and all-reduce their gradients.
     const double bytes = grad_bytes * static_cast<double>(word_embedding_params(m)) / t / sync.shard_group;
-    a.embedding_sync = collective_time(c, Collective::all_reduce, 2, par.tp * par.z * (par.pp - 1), bytes);
+    const Group eg = embedding_group(par);
+    a.embedding_sync = collective_time(c, Collective::all_reduce, eg.size, eg.stride, bytes);
   }
   // The step streams its states once (memory-bound), unless the profile measured a slower update rate.
   const double opt_params = psi / sync.optimizer_shards;

@@ -13,10 +13,11 @@
 //            a head split (each rank gets the whole sequence of heads/cp heads: Q, K and V), one after it turns
 //            the output back; the backward runs the same all-to-alls on the gradients. Not overlapped.
 // Both run in the fused attention kernel (Megatron's context parallelism requires Transformer Engine's
-// DotProductAttention), so a plan with cp > 1 needs flash attention. The CP group sits next to the TP (or ZeRO-3)
-// group in rank order (Megatron's tp-cp-dp-pp); a group wider than a node crosses nodes and is priced on the
-// inter-node link (analytic::cp_group). Gradients are synchronised over data parallelism and CP together (Megatron's
-// data-parallel group with context parallelism; torchtitan shards FSDP over dp x cp): spec/strategy.hpp.
+// DotProductAttention), so a plan with cp > 1 needs flash attention. The CP group sits next to the TP group, inside
+// the ZeRO-3 and data-parallel ones, in rank order (spec/rank_grid.hpp, Megatron's tp-cp-dp-pp); a group wider
+// than a node crosses nodes and is priced on the inter-node link (analytic::cp_group). Gradients are synchronised
+// over data parallelism and CP together (Megatron's data-parallel group with context parallelism; torchtitan shards
+// FSDP over dp x cp): spec/strategy.hpp.
 #include "cost_model/spec/model_spec.hpp"
 #include "cost_model/spec/parallel_spec.hpp"
 

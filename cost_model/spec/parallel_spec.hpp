@@ -2,9 +2,9 @@
 // ParallelSpec: how the work is split. World = tp * z * cp * pp * dp (tp and z never both > 1).
 // z is the intra-node ZeRO-3 group: a data-parallel dimension whose GPUs each run their own micro-batches
 // through the same stage with the stage's parameters sharded among them. There are z*dp pipelines and the
-// global batch is b*B*z*dp sequences. Rank order: the intra-node dimension (tp or z) innermost, then cp (as in
-// Megatron's tp-cp-dp-pp order, CP next to TP), then pp, then dp. cp ranks split every sequence (context
-// parallelism: each holds s/cp tokens of the same sequences) and hold the same parameters.
+// global batch is b*B*z*dp sequences. Rank order: spec/rank_grid.hpp (tp, cp, z, dp, pp inner to outer, as
+// Megatron-Core's tp-cp-dp-pp). cp ranks split every sequence (context parallelism: each holds s/cp tokens of the
+// same sequences) and hold the same parameters.
 // Megatron names: tensor_model_parallel_size=tp, pipeline_model_parallel_size=pp, data_parallel_size=z*dp,
 // micro_batch_size=b, global_batch_size=b*B*z*dp, num_layers_per_virtual_pipeline_stage = L/(pp*v).
 #include <optional>

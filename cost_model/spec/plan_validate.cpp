@@ -67,7 +67,9 @@ void validate(const Plan& plan) {
   // Context parallelism's own rules (spec/context_parallel.hpp).
   validate_context_parallel(m, p);
 
-  // The intra-node dimension (tp or z; at most one is > 1) is innermost in rank order and must fit in a node.
+  // The intra-node dimension (tp or z; at most one is > 1) must divide a node. tp is innermost in rank order; z sits
+  // outside cp (spec/rank_grid.hpp, Megatron's tp-cp-dp-pp), so with CP its z*cp ranks leave the node when they
+  // exceed it, and the ZeRO-3 group is priced on the network then (analytic::zero_group).
   const bool tp_inner = p.tp > 1;
   const int inner = tp_inner ? p.tp : p.z;
   if (c.gpus_per_node % inner != 0)

@@ -1,5 +1,6 @@
 #include "e2e/model/chunk.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -362,10 +363,16 @@ Tensor Chunk::tied_embedding_grad() const {
 void Chunk::sync_sequence_parallel_grads() {
   if (!(tp_.sequence_parallel && tp_.size > 1)) return;
   if (grads_.empty()) throw std::logic_error(label() + ": sync_sequence_parallel_grads without bound gradients");
+  sync_sequence_parallel_grads(grads_, 0, layout_.numel());
+}
+
+void Chunk::sync_sequence_parallel_grads(Tensor grads, std::int64_t base, std::int64_t n) {
+  if (!(tp_.sequence_parallel && tp_.size > 1)) return;
   for (const ParamSegment& seg : layout_.segments()) {
     // Row-parallel biases see the all-gathered output gradient: already complete on every rank.
     if (seg.tp_sliced || seg.kind == ParamKind::attproj_b || seg.kind == ParamKind::fcproj_b) continue;
-    tp_.comm->all_reduce_sum(grads_.slice(seg.offset, seg.numel), seg.numel);
+    const std::int64_t lo = std::max(seg.offset, base), hi = std::min(seg.offset + seg.numel, base + n);
+    if (lo < hi) tp_.comm->all_reduce_sum(grads.slice(lo - base, hi - lo), hi - lo);
   }
 }
 

@@ -96,6 +96,9 @@ class Chunk {
   // Under sequence parallelism: all-reduce the replicated parameters' gradients over the TP group. No-op
   // otherwise. Call once per iteration before clipping.
   void sync_sequence_parallel_grads();
+  // The same on chunk elements [base, base + n) held in `grads` (a ZeRO-3 shard's gradients: TP ranks of one shard
+  // index hold the same range, since their chunk layouts have the same offsets).
+  void sync_sequence_parallel_grads(Tensor grads, std::int64_t base, std::int64_t n);
 
  private:
   Backend* backend_;

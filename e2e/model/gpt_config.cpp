@@ -207,18 +207,16 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
                     "parallel.tp_comm_overlap=" + to_string(p.tp_comm_overlap) +
                         ": the trainer runs each tensor-parallel collective before or after its GEMM, never under it "
                         "(state none)");
-  if (p.strategy == Strategy::zero3 && p.tp > 1)
-    throw SpecError("parallel.tp", fmt::format("parallel.tp={} with parallel.strategy=zero3: the trainer shards pure "
-                                               "ZeRO-3 without tensor parallelism (state tp 1)",
-                                               p.tp));
+  // FSDP + TP (zero3 with tp > 1, torchtitan's 2-D) runs: each TP rank's slice of a chunk is ZeRO-3-sharded over the
+  // shard group of its TP rank (the rank grid's z and dp_shard dimensions at that tp coordinate).
   if (p.strategy == Strategy::zero3 && p.pp > 1)
     throw SpecError("parallel.pp", fmt::format("parallel.pp={} with parallel.strategy=zero3: the trainer runs FSDP "
                                                "without a pipeline (state pp 1, or strategy zero3_pp)",
                                                p.pp));
-  if (p.dp_shard > 0 && p.dp_shard < p.dp)
-    throw SpecError("parallel.dp_shard", fmt::format("parallel.dp_shard={} < parallel.dp={}: the trainer shards over "
-                                                     "every data-parallel rank (no HSDP; leave dp_shard out)",
-                                                     p.dp_shard, p.dp));
+  // HSDP (dp_shard < dp) runs: the shard group is the rank layout's inner group (z*dp_shard ranks of the rank grid)
+  // and the program's DP_SYNC all-reduces the accumulated gradient shard across the dp/dp_shard replicas once after
+  // the last W. FSDP2 all-reduces each micro-batch's shard instead (spec/strategy.hpp, as the simulator prices it):
+  // the same sums in another order, so the trained parameters agree up to rounding.
   if (p.cp > 1)
     throw SpecError("parallel.cp", fmt::format("parallel.cp={}: the trainer runs every sequence whole on one rank (no "
                                                "context parallelism; state cp 1)",
@@ -285,7 +283,7 @@ const std::vector<KeySupport>& key_support() {
       {"parallel.last_stage_layers", "executed: the last pipeline rank's layers (uneven stages)"},
       {"parallel.cp", "refused when > 1: no context parallelism in the trainer"},
       {"parallel.cp_kind", "a label unless cp > 1 (refused)"},
-      {"parallel.dp_shard", "executed when it is dp (plain FSDP); refused when < dp (HSDP)"},
+      {"parallel.dp_shard", "executed (plain FSDP when it is dp, HSDP when smaller)"},
       {"parallel.framework",
        "executed where its precision is the trainer's (fp32 master and gradients); refused "
        "otherwise"},

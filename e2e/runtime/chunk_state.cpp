@@ -105,6 +105,11 @@ void ChunkState::reduce_grad(Communicator& z) {
   scratch_.reset();
 }
 
+void ChunkState::sync_sequence_parallel_grads() {
+  if (!ranges_.sharded) return chunk_.sync_sequence_parallel_grads();
+  chunk_.sync_sequence_parallel_grads(local_grads_.view(), ranges_.local_base, ranges_.local);
+}
+
 void ChunkState::dp_sync(Communicator& dp) {
   if (has_grad_buffer())
     throw std::logic_error(chunk_.label() + ": DP_SYNC before the last REDUCE_GRAD of the iteration");

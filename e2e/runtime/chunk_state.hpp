@@ -68,6 +68,9 @@ class ChunkState {
   // AdamW step `t` on the optimizer's range; then (dp_scatter) all-gather the updated pieces over dp.
   void optimizer_step(int t, float grad_scale, Communicator& dp);
   void zero_local_grads();
+  // Sequence parallelism's sum of the replicated parameters' gradients over TP (Chunk::sync_sequence_parallel_grads),
+  // on the local shard when ZeRO-3-sharded (the full gradients are reduce-scattered and freed by then).
+  void sync_sequence_parallel_grads();
 
   // Sum of squares of the gradients this rank owns after DP sync, counting every model parameter once over all
   // ranks: only the optimizer range; without the tied wte copy; replicated (non-TP-sliced) parameters on tp

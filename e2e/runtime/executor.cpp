@@ -35,9 +35,9 @@ Executor::Executor(Backend& backend, RankGroups& groups, const RankLayout& layou
 
   TensorParallel tp;
   if (layout.tp() > 1) {
-    tp_comm_ = std::make_unique<TensorParallelCommAdapter>(*groups.inner);
+    tp_comm_ = std::make_unique<TensorParallelCommAdapter>(*groups.tp);
     tp.size = layout.tp();
-    tp.rank = c.inner;
+    tp.rank = c.tp;
     tp.sequence_parallel = opt.sequence_parallel;
     tp.comm = tp_comm_.get();
   }
@@ -45,11 +45,10 @@ Executor::Executor(Backend& backend, RankGroups& groups, const RankLayout& layou
     const int stage = chunk * layout.pp() + c.pp;
     const ChunkSpec spec = chunk_spec_for_stage(cfg, plan.layout, stage, opt.micro_batch, global_microbatches_);
     const ChunkLayout chunk_layout(cfg, spec, layout.tp());
-    const ChunkRanges ranges = ChunkRanges::make(chunk_layout.numel(), plan.data_parallel.shard_group > 1, layout.z(),
-                                                 layout.z() > 1 ? c.inner : 0, layout.dp(), c.dp,
-                                                 plan.data_parallel.mode == DpSyncMode::reduce_scatter);
-    chunks_.push_back(std::make_unique<ChunkState>(backend, cfg, spec, tp, ranges, opt.optim, opt.seed,
-                                                   layout.tp() > 1 ? c.inner : 0));
+    const ChunkRanges ranges =
+        ChunkRanges::make(chunk_layout.numel(), plan.data_parallel.shard_group > 1, layout.z(), c.z, layout.dp(), c.dp,
+                          plan.data_parallel.mode == DpSyncMode::reduce_scatter);
+    chunks_.push_back(std::make_unique<ChunkState>(backend, cfg, spec, tp, ranges, opt.optim, opt.seed, c.tp));
   }
 
   bool has_opt_step = false;
@@ -143,9 +142,9 @@ std::string Executor::counterpart(const Action& a) const {
     case ActionType::SEND_B:
       return fmt::format("to rank {}", pipeline_peer(a.stage - 1));
     case ActionType::UNSHARD:
-      return fmt::format("all-gather in the {} group", groups_->inner->group());
+      return fmt::format("all-gather in the {} group", groups_->z->group());
     case ActionType::REDUCE_GRAD:
-      return fmt::format("reduce-scatter in the {} group", groups_->inner->group());
+      return fmt::format("reduce-scatter in the {} group", groups_->z->group());
     case ActionType::DP_SYNC:
       return "gradient sync in the dp group";
     case ActionType::OPT_STEP:
@@ -171,18 +170,18 @@ std::string Executor::describe(std::int64_t detail) const {
 // A collective waits for every member of its group and cannot tell which one has not arrived: name the group's
 // ranks (a point-to-point wait names its one peer in counterpart()).
 std::string Executor::collective_members(const Action& a) const {
-  const bool inner = a.type == ActionType::UNSHARD || a.type == ActionType::REDUCE_GRAD;
-  if (!inner && a.type != ActionType::DP_SYNC) return "";
+  const bool shard = a.type == ActionType::UNSHARD || a.type == ActionType::REDUCE_GRAD;
+  if (!shard && a.type != ActionType::DP_SYNC) return "";
   RankCoords c = groups_->coords;
   std::vector<int> ranks;
-  for (int i = 0; i < (inner ? layout_.inner() : layout_.dp()); ++i) {
-    (inner ? c.inner : c.dp) = i;
+  for (int i = 0; i < (shard ? layout_.z() : layout_.dp()); ++i) {
+    (shard ? c.z : c.dp) = i;
     ranks.push_back(layout_.world_rank(c));
   }
   return fmt::format(
       "; the {} group is ranks {}, and a collective cannot tell which of them has not arrived: the "
       "one that reports no timeout of its own is stopped or hung",
-      inner ? groups_->inner->group() : groups_->dp->group(), fmt::join(ranks, ", "));
+      shard ? groups_->z->group() : groups_->dp->group(), fmt::join(ranks, ", "));
 }
 
 void Executor::execute(const Action& a, int step) {
@@ -246,13 +245,13 @@ void Executor::execute(const Action& a, int step) {
       return;
     }
     case ActionType::UNSHARD:
-      chunk_for(a.stage, a).unshard(*groups_->inner);
+      chunk_for(a.stage, a).unshard(*groups_->z);
       return;
     case ActionType::RESHARD:
       chunk_for(a.stage, a).reshard();
       return;
     case ActionType::REDUCE_GRAD:
-      chunk_for(a.stage, a).reduce_grad(*groups_->inner);
+      chunk_for(a.stage, a).reduce_grad(*groups_->z);
       return;
     case ActionType::DP_SYNC:
       chunk_for(a.stage, a).dp_sync(*groups_->dp);
@@ -288,7 +287,7 @@ void Executor::forward(int stage, int mb, int step) {
       throw std::runtime_error(
           fmt::format("loss is {} at step {} micro-batch {} (global {}) on stage {}", loss, step, mb, g, stage));
     // Without sequence parallelism every tp rank computes the same loss: count it once.
-    const bool counted = layout_.tp() == 1 || opt_.sequence_parallel || groups_->coords.inner == 0;
+    const bool counted = layout_.tp() == 1 || opt_.sequence_parallel || groups_->coords.tp == 0;
     if (counted) loss_sum_ += loss;
   }
 }
@@ -359,10 +358,10 @@ void Executor::sync_tied_embedding() {
 void Executor::finish_iteration(int step) {
   backend_->synchronize();
   if (opt_.sequence_parallel && layout_.tp() > 1)
-    for (auto& cs : chunks_) cs->chunk().sync_sequence_parallel_grads();
+    for (auto& cs : chunks_) cs->sync_sequence_parallel_grads();
   sync_tied_embedding();
 
-  const int tp_rank = layout_.tp() > 1 ? groups_->coords.inner : 0;
+  const int tp_rank = groups_->coords.tp;
   double partial[2] = {0.0, loss_sum_};
   for (auto& cs : chunks_) partial[0] += cs->owned_grad_sum_squares(tp_rank);
   groups_->world->all_reduce(partial, 2, DataType::f64);

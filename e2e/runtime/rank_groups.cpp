@@ -14,23 +14,26 @@ RankGroups RankGroups::split(Communicator& world, const RankLayout& layout) {
   g.world = &world;
   const RankCoords c = layout.coords(world.rank());
   g.coords = c;
-  const std::string inner_name = layout.tp() > 1 ? "tp" : "z";
   g.pp = world.split(layout.pp_color(c), c.pp, "pp");
-  g.inner = world.split(layout.inner_color(c), c.inner, inner_name);
+  g.tp = world.split(layout.tp_color(c), c.tp, "tp");
+  g.z = world.split(layout.z_color(c), c.z, "z");
+  g.cp = world.split(layout.cp_color(c), c.cp, "cp");
   g.dp = world.split(layout.dp_color(c), c.dp, "dp");
-  // Members: pipeline ranks 0 and pp-1. The tp index separates groups (tp ranks hold identical wte gradients);
-  // z ranks of both stages join one group (each contributes a disjoint shard).
+  // Members: pipeline ranks 0 and pp-1, one group for each tp rank, CP rank and dp index (tp ranks hold different
+  // wte shards, or identical ones); the ZeRO-3 ranks of both stages join one group (each contributes a disjoint
+  // shard). The group over pp and the shard dimensions of the grid, its middle pipeline ranks left out.
   const bool member = c.pp == 0 || c.pp == layout.pp() - 1;
-  const int tp_index = layout.tp() > 1 ? c.inner : 0;
-  const int groups = layout.dp() * layout.tp();
-  const int color = member ? c.dp * layout.tp() + tp_index : groups + world.rank();
+  const GridMask embed_mask = kGridPp | RankLayout::kShardMask;
+  const RankGrid& grid = layout.grid();
+  const int groups = grid.world() / grid.size(embed_mask);
+  const int color = member ? grid.color(embed_mask, world.rank()) : groups + world.rank();
   g.embed = world.split(color, world.rank(), "embed");
   return g;
 }
 
 nlohmann::json RankGroups::stats_json() const {
   nlohmann::json out = nlohmann::json::object();
-  for (const Communicator* comm : {world, pp.get(), inner.get(), dp.get(), embed.get()}) {
+  for (const Communicator* comm : {world, pp.get(), tp.get(), z.get(), cp.get(), dp.get(), embed.get()}) {
     if (comm == nullptr) continue;
     nlohmann::json s = comm->stats().to_json();
     if (!s.empty()) out[comm->group()] = std::move(s);
@@ -39,7 +42,7 @@ nlohmann::json RankGroups::stats_json() const {
 }
 
 void RankGroups::reset_stats() {
-  for (Communicator* comm : {world, pp.get(), inner.get(), dp.get(), embed.get()})
+  for (Communicator* comm : {world, pp.get(), tp.get(), z.get(), cp.get(), dp.get(), embed.get()})
     if (comm != nullptr) comm->stats().reset();
 }
 

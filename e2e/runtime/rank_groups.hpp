@@ -1,9 +1,11 @@
 #pragma once
-// The communicators of one rank, split from the world by the rank layout:
-//   pp     the pipeline this rank belongs to (same dp and inner index), ordered by pipeline rank;
-//   inner  the intra-node group (z for ZeRO-3, tp for tensor parallelism), ordered by inner index;
-//   dp     the ranks holding the same stage and inner index on other nodes, ordered by dp index;
-//   embed  the first and the last pipeline rank's inner groups of one dp index (and tp index): they sum the
+// The communicators of one rank, split from the world by the rank layout (the plan's rank grid):
+//   pp     the pipeline this rank belongs to (same everything else), ordered by pipeline rank;
+//   tp     the tensor-parallel group, ordered by tp rank;
+//   z      the ZeRO-3 shard group (z, or z*dp_shard for zero3), ordered by index in it;
+//   cp     the context-parallel ranks of this rank (same everything else), ordered by CP rank;
+//   dp     the data-parallel replicas holding the same stage, tp rank and shard, ordered by dp index;
+//   embed  the first and the last pipeline rank's shard groups of one dp index (and tp rank, CP rank): they sum the
 //          tied word-embedding gradient (the first stage's wte and the last stage's copy). Ranks of other
 //          pipeline ranks get a group of their own that they never use.
 // Built with Communicator::split, so a NCCL world gives NCCL groups and the runtime is unchanged.
@@ -18,7 +20,7 @@ namespace zeropp::e2e {
 
 struct RankGroups {
   Communicator* world = nullptr;  // not owned
-  std::unique_ptr<Communicator> pp, inner, dp, embed;
+  std::unique_ptr<Communicator> pp, tp, z, cp, dp, embed;
   RankCoords coords;
 
   // Collective over `world`.

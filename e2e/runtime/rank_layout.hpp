@@ -1,47 +1,60 @@
 #pragma once
-// Where a world rank sits in the (dp, pp, inner) grid. The intra-node dimension (tp or z; never both > 1) is
-// innermost so its groups sit inside one node, then pp, then dp:
-//   world = (dp_index * pp + pp_index) * inner + inner_index.
-// z ranks run different micro-batches (each is its own pipeline); tp ranks share them.
+// Where a world rank sits, as the trainer sees it: its tensor-parallel rank, its index in the ZeRO-3 shard group,
+// its CP rank, pipeline rank and data-parallel index. All of it derives from the plan's rank grid
+// (cost_model/spec/rank_grid.hpp: tp, cp, z, dp_shard, dp, pp inner to outer, Megatron-Core's order), the one the
+// cost model prices its groups from, so the trainer's groups are the ranks the model prices.
+// z ranks run different micro-batches (each is its own pipeline); tp and cp ranks share them.
 #include "cost_model/spec/parallel_spec.hpp"
+#include "cost_model/spec/rank_grid.hpp"
 
 namespace zeropp::e2e {
 
 struct RankCoords {
-  int inner = 0;  // index in the tp or z group
-  int pp = 0;     // pipeline rank
-  int dp = 0;     // index across nodes
+  int tp = 0;  // tensor-parallel rank
+  int z = 0;   // index in the ZeRO-3 shard group
+  int cp = 0;  // context-parallel rank
+  int pp = 0;  // pipeline rank
+  int dp = 0;  // index among the data-parallel replicas
 };
 
 class RankLayout {
  public:
-  RankLayout(int tp, int z, int pp, int dp);  // throws std::invalid_argument when tp > 1 and z > 1
-  explicit RankLayout(const ParallelSpec& p) : RankLayout(p.tp, p.z, p.pp, p.dp) {}
-  // The layout the runtime executes a plan on: the plan's own, except that pure ZeRO-3 shards over every
-  // data-parallel GPU (spec/strategy.hpp), so its z*dp GPUs form one inner group (z = z*dp, dp = 1).
+  // z: the ZeRO-3 shard group. std::invalid_argument for a size < 1.
+  RankLayout(int tp, int z, int pp, int dp, int cp = 1);
+  explicit RankLayout(const ParallelSpec& p) : RankLayout(p.tp, p.z, p.pp, p.dp, p.cp) {}
+  // The layout the runtime executes a plan on: its rank grid, whose zero3 shard group spans z*dp_shard GPUs of
+  // the data-parallel dimension (every one for pure ZeRO-3, spec/strategy.hpp): they form the shard group
+  // (z = z*dp_shard) and the dp/dp_shard replicas the dp dimension. With tp > 1 (FSDP + TP) each TP rank's shard
+  // group holds the ranks of the same TP rank.
   static RankLayout for_plan(const ParallelSpec& p);
+  // The grid dimensions of the ZeRO-3 shard group.
+  static constexpr GridMask kShardMask = kGridZ | kGridDpShard;
 
-  int tp() const { return tp_; }
-  int z() const { return z_; }
-  int pp() const { return pp_; }
-  int dp() const { return dp_; }
-  int inner() const { return tp_ * z_; }  // one of them is 1
-  int world() const { return inner() * pp_ * dp_; }
+  int tp() const { return grid_.size(GridDim::tp); }
+  int z() const { return grid_.size(kShardMask); }
+  int cp() const { return grid_.size(GridDim::cp); }
+  int pp() const { return grid_.size(GridDim::pp); }
+  int dp() const { return grid_.size(GridDim::dp); }
+  int world() const { return grid_.world(); }
+  const RankGrid& grid() const { return grid_; }
 
-  RankCoords coords(int world_rank) const;
+  RankCoords coords(int world_rank) const;  // std::out_of_range outside the world
   int world_rank(const RankCoords&) const;
 
-  // Colors for Communicator::split (ranks with equal color share a group; key orders them inside it).
-  int pp_color(const RankCoords& c) const { return c.dp * inner() + c.inner; }
-  int inner_color(const RankCoords& c) const { return c.dp * pp_ + c.pp; }
-  int dp_color(const RankCoords& c) const { return c.pp * inner() + c.inner; }
+  // Colors for Communicator::split (ranks with equal color share a group; the coordinate orders them inside it).
+  int tp_color(const RankCoords& c) const { return grid_.color(kGridTp, world_rank(c)); }
+  int z_color(const RankCoords& c) const { return grid_.color(kShardMask, world_rank(c)); }
+  int cp_color(const RankCoords& c) const { return grid_.color(kGridCp, world_rank(c)); }
+  int pp_color(const RankCoords& c) const { return grid_.color(kGridPp, world_rank(c)); }
+  int dp_color(const RankCoords& c) const { return grid_.color(kGridDp, world_rank(c)); }
 
-  // Pipelines are numbered dp_index * z + z_index; tp ranks of one pipeline share its index.
-  int pipelines() const { return z_ * dp_; }
-  int pipeline(const RankCoords& c) const { return c.dp * z_ + (z_ > 1 ? c.inner : 0); }
+  // Pipelines are numbered dp_index * z + z_index; tp and cp ranks of one pipeline share its index.
+  int pipelines() const { return z() * dp(); }
+  int pipeline(const RankCoords& c) const { return c.dp * z() + c.z; }
 
  private:
-  int tp_, z_, pp_, dp_;
+  explicit RankLayout(const RankGrid& grid) : grid_(grid) {}
+  RankGrid grid_;
 };
 
 }  // namespace zeropp::e2e

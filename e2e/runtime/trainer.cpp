@@ -266,7 +266,7 @@ int report_and_check(Communicator& world, Job& job, const TrainerOptions& opt, c
     rc.seed = opt.seed;
     rc.optim = opt.optim;
     auto ref_backend = make_backend("cpu", 1);
-    const int tp_rank = layout.tp() > 1 ? job.groups.coords.inner : 0;
+    const int tp_rank = job.groups.coords.tp;
     ReferenceComparison mine =
         compare_with_reference(*ref_backend, rc, *job.data, opt.steps, *job.executor, layout.tp(), tp_rank);
     const Watchdog::Scope watched(&watchdog, gathers);

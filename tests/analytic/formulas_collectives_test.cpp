@@ -87,6 +87,7 @@ TEST(FormulasCollectives, CrossingGroupsUseEveryNicOfTheirNodes) {
   EXPECT_NEAR(collective_time(c, Collective::all_gather, 8, 4, 8e8), 7 * (20e-6 + 8e8 / 8 / 40e9), 1e-12);
 }
 
+// The rank grid's order (spec/rank_grid.hpp, Megatron-Core's tp-cp-dp-pp): z innermost, dp, pp outermost.
 TEST(FormulasCollectives, PlanGroupsFollowTheRankOrder) {
   ParallelSpec p;
   p.tp = 1;
@@ -94,9 +95,11 @@ TEST(FormulasCollectives, PlanGroupsFollowTheRankOrder) {
   p.pp = 4;
   p.dp = 2;
   EXPECT_EQ(zero_group(p).size, 8);
-  EXPECT_EQ(pp_group(p).stride, 8);
-  EXPECT_EQ(dp_group(p).stride, 32);
+  EXPECT_EQ(zero_group(p).stride, 1);
+  EXPECT_EQ(dp_group(p).stride, 8);   // one z group apart
+  EXPECT_EQ(pp_group(p).stride, 16);  // a pipeline stage holds z*dp = 16 ranks
   EXPECT_EQ(data_parallel_group(p).size, 16);
+  EXPECT_EQ(data_parallel_group(p).stride, 1);  // z and dp adjacent: 16 consecutive ranks
   ClusterSpec c = four_nodes_of_eight();
   c.nodes = 8;
   EXPECT_FALSE(group_crosses_nodes(c, zero_group(p).size, zero_group(p).stride));
@@ -105,14 +108,23 @@ TEST(FormulasCollectives, PlanGroupsFollowTheRankOrder) {
   p.dp = 1;
   EXPECT_EQ(data_parallel_group(p).stride, 1);  // just the z group: inside the node
   EXPECT_FALSE(group_crosses_nodes(c, data_parallel_group(p).size, data_parallel_group(p).stride));
-  // 3D: tp 4 inside half a node, pp 2 across its two halves, dp 4 across nodes.
+  // 3D: tp 4 inside half a node, then dp 4 (ranks 4 apart: 16 ranks, two nodes), pp 2 outermost (16 apart). Under
+  // the old order (pp inside dp) the two pipeline ranks shared a node; Megatron puts the dp groups there instead.
   ParallelSpec q;
   q.tp = 4;
   q.pp = 2;
   q.dp = 4;
-  EXPECT_FALSE(group_crosses_nodes(c, pp_group(q).size, pp_group(q).stride));
+  EXPECT_EQ(pp_group(q).stride, 16);
+  EXPECT_TRUE(group_crosses_nodes(c, pp_group(q).size, pp_group(q).stride));
+  EXPECT_EQ(dp_group(q).stride, 4);
   EXPECT_TRUE(group_crosses_nodes(c, dp_group(q).size, dp_group(q).stride));
-  EXPECT_EQ(data_parallel_group(q).stride, 8);
+  EXPECT_EQ(data_parallel_group(q).stride, 4);
+  // dp 2 fits the node beside tp 4; the pipeline ranks are a node apart.
+  q.dp = 2;
+  EXPECT_FALSE(group_crosses_nodes(c, dp_group(q).size, dp_group(q).stride));
+  EXPECT_TRUE(group_crosses_nodes(c, pp_group(q).size, pp_group(q).stride));
+  EXPECT_EQ(embedding_group(q).size, 2);
+  EXPECT_EQ(embedding_group(q).stride, 8);
 }
 
 }  // namespace

@@ -570,11 +570,15 @@ TEST(Model, PlanKeysRefusedForTheBackend) {
                              "overlap_param_gather": true})"),
                     false),
             "parallel.overlap_param_gather");
-  // FSDP runs without a pipeline and over every data-parallel rank: FSDP2 under PP and HSDP are refused by name.
+  // FSDP runs without a pipeline: FSDP2 under PP is refused by name. HSDP runs, its replicas synchronised once after
+  // the backward (FSDP2's per-layer buckets under the backward are refused with overlap_grad_reduce).
   const std::string fsdp = R"({"strategy": "zero3", "z": 2, "dp": 2, "micro_batches": 2, "dtype": "fp32")";
   EXPECT_EQ(refused(plan(fsdp + "}"), true), "runs");
   EXPECT_EQ(refused(plan(fsdp + R"(, "dp_shard": 2})"), true), "runs");  // dp_shard = dp: plain FSDP
-  EXPECT_EQ(refused(plan(fsdp + R"(, "dp_shard": 1})"), true), "parallel.dp_shard");
+  EXPECT_EQ(refused(plan(fsdp + R"(, "dp_shard": 1, "overlap_grad_reduce": false})"), true), "runs");
+  EXPECT_EQ(refused(plan(fsdp + R"(, "dp_shard": 1})"), true), "parallel.overlap_grad_reduce");
+  EXPECT_EQ(refused(plan(R"({"strategy": "zero3", "tp": 2, "dp": 2, "micro_batches": 2, "dtype": "fp32"})"), true),
+            "runs");  // FSDP + TP
   EXPECT_EQ(refused(plan(R"({"strategy": "zero3", "z": 2, "pp": 2, "micro_batches": 2, "dtype": "fp32"})"), true),
             "parallel.pp");
 }

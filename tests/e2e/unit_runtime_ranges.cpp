@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "cost_model/analytic/collectives.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/names.hpp"
 #include "e2e/runtime/chunk_state.hpp"
 #include "e2e/runtime/fault.hpp"
 #include "e2e/runtime/rank_layout.hpp"
@@ -13,38 +15,83 @@
 namespace zeropp::e2e {
 namespace {
 
-TEST(RankLayout, InnerDimensionFastestThenPipelineThenData) {
+// The rank grid's order (cost_model/spec/rank_grid.hpp, Megatron-Core's tp-cp-dp-pp): the inner dimension
+// fastest, then data parallelism, pipeline outermost.
+TEST(RankLayout, InnerDimensionFastestThenDataThenPipeline) {
   const RankLayout l(1, 2, 2, 2);  // z=2, pp=2, dp=2: 8 ranks
   ASSERT_EQ(l.world(), 8);
-  // Hand table: rank = (dp * pp + pp_rank) * z + z_index.
+  // Hand table: rank = (pp_rank * dp + dp_index) * z + z_index.
   const RankCoords c5 = l.coords(5);  // 5 = (1*2 + 0)*2 + 1
-  EXPECT_EQ(c5.inner, 1);
-  EXPECT_EQ(c5.pp, 0);
-  EXPECT_EQ(c5.dp, 1);
+  EXPECT_EQ(c5.z, 1);
+  EXPECT_EQ(c5.pp, 1);
+  EXPECT_EQ(c5.dp, 0);
   for (int r = 0; r < 8; ++r) EXPECT_EQ(l.world_rank(l.coords(r)), r);
-  // Pipelines: dp * z + z_index; ranks 0 and 2 (pp 0 and 1, z 0, dp 0) form pipeline 0.
+  // Pipelines: dp * z + z_index; ranks 0 and 4 (pp 0 and 1, z 0, dp 0) form pipeline 0.
   EXPECT_EQ(l.pipelines(), 4);
   EXPECT_EQ(l.pipeline(l.coords(0)), 0);
-  EXPECT_EQ(l.pipeline(l.coords(2)), 0);
-  EXPECT_EQ(l.pipeline(c5), 3);
-  // Groups: z group of rank 5 = {4, 5}; its pp group = {5, 7}; its dp group = {1, 5}.
+  EXPECT_EQ(l.pipeline(l.coords(4)), 0);
+  EXPECT_EQ(l.pipeline(c5), 1);
+  // Groups: z group of rank 5 = {4, 5}; its pp group = {1, 5} (4 ranks apart); its dp group = {5, 7}.
   std::set<int> z, pp, dp;
   for (int r = 0; r < 8; ++r) {
     const RankCoords c = l.coords(r);
-    if (l.inner_color(c) == l.inner_color(c5)) z.insert(r);
+    if (l.z_color(c) == l.z_color(c5)) z.insert(r);
     if (l.pp_color(c) == l.pp_color(c5)) pp.insert(r);
     if (l.dp_color(c) == l.dp_color(c5)) dp.insert(r);
   }
   EXPECT_EQ(z, (std::set<int>{4, 5}));
-  EXPECT_EQ(pp, (std::set<int>{5, 7}));
-  EXPECT_EQ(dp, (std::set<int>{1, 5}));
+  EXPECT_EQ(pp, (std::set<int>{1, 5}));
+  EXPECT_EQ(dp, (std::set<int>{5, 7}));
+}
+
+// CP sits between TP and the data-parallel dimensions: tp=2 cp=2 pp=2 dp=1, rank = tp_i + 2*(cp_i + 2*pp_i).
+TEST(RankLayout, ContextParallelRanksNextToTensorParallelOnes) {
+  const RankLayout l(2, 1, 2, 1, 2);
+  ASSERT_EQ(l.world(), 8);
+  const RankCoords c = l.coords(7);
+  EXPECT_EQ(c.tp, 1);
+  EXPECT_EQ(c.cp, 1);
+  EXPECT_EQ(c.pp, 1);
+  std::set<int> cp, pp;
+  for (int r = 0; r < 8; ++r) {
+    if (l.cp_color(l.coords(r)) == l.cp_color(c)) cp.insert(r);
+    if (l.pp_color(l.coords(r)) == l.pp_color(c)) pp.insert(r);
+  }
+  EXPECT_EQ(cp, (std::set<int>{5, 7}));
+  EXPECT_EQ(pp, (std::set<int>{3, 7}));
+  EXPECT_EQ(l.pipelines(), 1);
 }
 
 TEST(RankLayout, TensorParallelRanksShareAPipeline) {
   const RankLayout l(2, 1, 2, 1);
   EXPECT_EQ(l.pipelines(), 1);
   EXPECT_EQ(l.pipeline(l.coords(1)), 0);
-  EXPECT_THROW(RankLayout(2, 2, 1, 1), std::invalid_argument);
+  EXPECT_THROW(RankLayout(2, 0, 1, 1), std::invalid_argument);
+}
+
+// FSDP + TP as torchtitan's mesh ["dp_shard", "tp"]: zero3 tp 2, dp 4 (8 ranks). TP pairs {0,1}, {2,3}, ...; each TP
+// rank's slice sharded over the 4 ranks of its TP rank: {0,2,4,6} and {1,3,5,7}; no replicas.
+TEST(RankLayout, FsdpWithTensorParallelismShardsEachTpRankOverItsDpRanks) {
+  ParallelSpec p;
+  p.strategy = Strategy::zero3;
+  p.tp = 2;
+  p.dp = 4;
+  const RankLayout l = RankLayout::for_plan(p);
+  EXPECT_EQ(l.tp(), 2);
+  EXPECT_EQ(l.z(), 4);
+  EXPECT_EQ(l.dp(), 1);
+  EXPECT_EQ(l.pipelines(), 4);
+  const RankCoords c = l.coords(5);
+  EXPECT_EQ(c.tp, 1);
+  EXPECT_EQ(c.z, 2);
+  EXPECT_EQ(l.pipeline(c), 2);
+  std::set<int> tp, z;
+  for (int r = 0; r < 8; ++r) {
+    if (l.tp_color(l.coords(r)) == l.tp_color(c)) tp.insert(r);
+    if (l.z_color(l.coords(r)) == l.z_color(c)) z.insert(r);
+  }
+  EXPECT_EQ(tp, (std::set<int>{4, 5}));
+  EXPECT_EQ(z, (std::set<int>{1, 3, 5, 7}));
 }
 
 TEST(ChunkRanges, ShardsAndPiecesCoverTheChunkOnce) {
@@ -101,6 +148,53 @@ TEST(RankLayout, PureZero3FoldsDpIntoItsShardGroup) {
   p.zero_stage = 1;
   EXPECT_EQ(RankLayout::for_plan(p).z(), 2);
   EXPECT_EQ(RankLayout::for_plan(p).dp(), 3);
+}
+
+// The trainer's groups are the cost model's: for every plan shape the trainer runs, the ranks a communicator split
+// by the layout's colors holds are the members of the analytic group's grid dimensions (analytic/collectives.hpp).
+std::vector<int> split_members(const RankLayout& l, int rank, int (RankLayout::*color)(const RankCoords&) const) {
+  std::vector<int> out;
+  for (int r = 0; r < l.world(); ++r)
+    if ((l.*color)(l.coords(r)) == (l.*color)(l.coords(rank))) out.push_back(r);
+  return out;
+}
+
+TEST(RankLayout, TrainerGroupsAreTheAnalyticGroups) {
+  struct Shape {
+    Strategy strategy;
+    int tp, z, pp, dp;
+  };
+  const Shape shapes[] = {
+      {Strategy::three_d, 2, 1, 2, 2},  {Strategy::three_d, 4, 1, 2, 1},  {Strategy::pp_zero1, 1, 1, 4, 2},
+      {Strategy::zeropp_b, 1, 2, 2, 2}, {Strategy::zeropp_a, 1, 4, 2, 1}, {Strategy::zero3_pp, 1, 2, 2, 2},
+      {Strategy::zero3, 1, 2, 1, 3},    {Strategy::zero3, 1, 1, 1, 4},    {Strategy::zero3, 2, 1, 1, 4}};
+  for (const Shape& s : shapes) {
+    ParallelSpec p;
+    p.strategy = s.strategy;
+    p.tp = s.tp;
+    p.z = s.z;
+    p.pp = s.pp;
+    p.dp = s.dp;
+    const RankLayout l = RankLayout::for_plan(p);
+    const RankGrid grid = RankGrid::of(p);
+    ASSERT_EQ(l.world(), p.world());
+    for (int r = 0; r < l.world(); ++r) {
+      EXPECT_EQ(split_members(l, r, &RankLayout::pp_color), grid.members(kGridPp, r));
+      EXPECT_EQ(split_members(l, r, &RankLayout::tp_color), grid.members(kGridTp, r));
+      if (analytic::shard_mask(p) != 0)
+        EXPECT_EQ(split_members(l, r, &RankLayout::z_color), grid.members(analytic::shard_mask(p), r))
+            << to_string(s.strategy) << " rank " << r;
+      if (analytic::dp_sync_mask(p) != 0)
+        EXPECT_EQ(split_members(l, r, &RankLayout::dp_color), grid.members(analytic::dp_sync_mask(p), r))
+            << to_string(s.strategy) << " rank " << r;
+      // The analytic (size, stride) view is the split group's: its size, and its members that many strides apart
+      // when they are one dimension.
+      const std::vector<int> pp = split_members(l, r, &RankLayout::pp_color);
+      const analytic::Group g = analytic::pp_group(p);
+      ASSERT_EQ(static_cast<int>(pp.size()), g.size);
+      for (std::size_t i = 1; i < pp.size(); ++i) EXPECT_EQ(pp[i] - pp[i - 1], g.stride);
+    }
+  }
 }
 
 TEST(FaultInjection, ParsesKindRankStep) {

@@ -16,15 +16,17 @@
 namespace zeropp::search {
 namespace {
 
-// Stated before looking as 10%; the model misses that on three of the five pairs and is not tuned to meet it. As
-// measured (this test's output, 2026-11-26): the modelled ratio is above the published one on every pair, by +7.7%
-// (1b-512) to +18.6% (3b-32768), mean 13.9%: the model overstates FP8's gain. Candidate causes, not modelled: the
-// framework's fitted kernel_efficiency scales every operation alike, so overheads that do not shrink with the GEMMs
-// shrink with them here; FP8 GEMMs of these narrow layers (h = 2048-2560) reach less of the FP8 peak than the best
-// shape's 0.77 (the cited TileLang sweep falls to 0.59 at K = 2048, where bf16 loses less); and the bf16 prediction
-// of the 32k-token rows is 65-85% above the published throughput, which inflates the share of the linear layers.
-// The test holds the model to 20% per pair so that a change that widens the gap fails.
-constexpr double kTolerance = 0.20;
+// Stated before looking as 10%; the model misses that on two of the five pairs and is not tuned to meet it. As
+// measured (this test's output, 2026-11-26, after each run was priced at the FlashAttention-2 rates llm-foundry ran):
+// the modelled ratio is above the published one on every pair, by +3.4% (1b-32768) to +13.4% (3b-512), mean 8.4%
+// (before the attention kernel per framework: +7.7% to +18.6%, mean 13.9%): the model overstates FP8's gain.
+// Candidate causes, not modelled: the framework's fitted kernel_efficiency scales every operation alike, so
+// overheads that do not shrink with the GEMMs shrink with them here; FP8 GEMMs of these narrow layers
+// (h = 2048-2560) reach less of the FP8 peak than the best shape's 0.77 (the cited TileLang sweep falls to 0.59 at
+// K = 2048, where bf16 loses less); and the bf16 prediction of the 32k-token rows is above the published
+// throughput, which inflates the share of the linear layers. The test holds the model to 15% per pair (was 20%,
+// lowered with the improvement) so that a change that widens the gap fails.
+constexpr double kTolerance = 0.15;
 
 TEST(Fp8Speedup, LlmFoundryPairsOnH100) {
   const std::string path = (configs_dir() / "validation" / "fp8_speedup" / "llm_foundry_h100.json").string();

@@ -1,6 +1,8 @@
 #include "e2e/backend/backend.hpp"
 
 #include <new>
+#include <stdexcept>
+#include <string>
 
 namespace zeropp::e2e {
 
@@ -45,6 +47,16 @@ void* Backend::allocate(std::size_t bytes) {
 void Backend::deallocate(void* p, std::size_t bytes) noexcept {
   raw_deallocate(p);
   bytes_in_use_ -= bytes;
+}
+
+void Backend::attention_block_forward(Tensor, Tensor, Tensor, Tensor, int, int, int, int, int, const AttentionBlock&,
+                                      bool) {
+  throw std::logic_error(std::string(name()) + " backend: no context-parallel attention kernel");
+}
+
+void Backend::attention_block_backward(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, int, int, int, int, int,
+                                       const AttentionBlock&) {
+  throw std::logic_error(std::string(name()) + " backend: no context-parallel attention kernel");
 }
 
 void Backend::reset_stats() {

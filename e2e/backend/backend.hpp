@@ -114,10 +114,12 @@ class Backend {
 
   // ---- rotary position embedding (Su et al. 2021), in place ----
   // qkv rows are [q (NH heads) | k (KVH heads) | v (KVH heads)] of hs columns each; row r is sequence position
-  // r % T. In each q and k head the first `rotary_dims` (even) columns rotate as pairs (i, i + rotary_dims/2)
-  // by the angle pos * theta^(-2i/rotary_dims) (HuggingFace's rotate_half layout); v is untouched. `inverse`
-  // rotates by the opposite angle: the backward of the forward rotation (its transpose).
-  virtual void rope(Tensor qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse) = 0;
+  // pos0 + r % T (pos0 > 0: a context-parallel rank's chunk that starts at global position pos0). In each q and k
+  // head the first `rotary_dims` (even) columns rotate as pairs (i, i + rotary_dims/2) by the angle
+  // pos * theta^(-2i/rotary_dims) (HuggingFace's rotate_half layout); v is untouched. `inverse` rotates by the
+  // opposite angle: the backward of the forward rotation (its transpose).
+  virtual void rope(Tensor qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse,
+                    int pos0) = 0;
 
   // ---- GELU, tanh approximation (GPT-2) ----
   virtual void gelu_forward(Tensor out, Tensor inp, std::int64_t n) = 0;
@@ -146,6 +148,27 @@ class Backend {
   virtual void flash_attention_forward(Tensor out, Tensor lse, Tensor qkv, int B, int T, int NH, int KVH, int hs) = 0;
   virtual void flash_attention_backward(Tensor dqkv, Tensor dout, Tensor out, Tensor lse, Tensor qkv, int B, int T,
                                         int NH, int KVH, int hs) = 0;
+
+  // ---- one block of context-parallel (ring) attention ----
+  // A rank's sequences hold Tl rows each (its share of every sequence); q is its qkv [B, Tl, (NH+2*KVH)*hs] (only the
+  // q columns are read), kv a [B, Tl, 2*KVH*hs] tensor of K then V (this rank's, or another rank's received around
+  // the ring). The block is query rows [q_lo, q_lo + q_len) of each sequence against key rows [k_lo, k_lo + k_len),
+  // with no mask or causal (q_len == k_len: query i sees keys 0..i), as TransformerEngine's AttnFuncWithCPAndKVP2P
+  // splits it. out [B, Tl, NH*hs] and lse [B, NH, Tl] (fp32) hold each row's attention over the keys seen so far:
+  // with `merge` false the block's rows are overwritten; with `merge` true they are combined by the log-sum-exp
+  // rule lse = log(e^lse + e^lse_blk), out = e^(lse_old - lse) out + e^(lse_blk - lse) out_blk (the online softmax).
+  // Rows outside the block are untouched. Backends without it throw (the trainer refuses cp > 1 on them first).
+  struct AttentionBlock {
+    int q_lo = 0, q_len = 0, k_lo = 0, k_len = 0;
+    bool causal = false;
+  };
+  virtual void attention_block_forward(Tensor out, Tensor lse, Tensor q, Tensor kv, int B, int Tl, int NH, int KVH,
+                                       int hs, const AttentionBlock& blk, bool merge);
+  // The block's backward from the final (merged) out and lse, as FlashAttention-2's: P = exp(s - lse),
+  // D = rowsum(dout * out). Accumulates (+=) into the q columns of dq [B, Tl, (NH+2*KVH)*hs] and into dkv [B, Tl,
+  // 2*KVH*hs] (the key/value gradients summed over the query heads sharing them).
+  virtual void attention_block_backward(Tensor dq, Tensor dkv, Tensor dout, Tensor out, Tensor lse, Tensor q,
+                                        Tensor kv, int B, int Tl, int NH, int KVH, int hs, const AttentionBlock& blk);
 
   // ---- token + learned position embedding ----
   // Row r (0 <= r < N) holds sequence position (row0 + r) % T: out[r] = wte[tokens[r]] + wpe[(row0 + r) % T].

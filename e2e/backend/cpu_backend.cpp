@@ -322,7 +322,8 @@ void CpuBackend::swiglu_backward(Tensor dinp, Tensor inp, Tensor dout, int N, in
 
 const CpuBackend::RopeTable& CpuBackend::rope_table(int T, int rotary_dims, double theta) {
   RopeTable& t = rope_table_;
-  if (t.T == T && t.rotary_dims == rotary_dims && t.theta == theta) return t;
+  // A position's angles do not depend on T: a table of at least T positions serves.
+  if (t.T >= T && t.rotary_dims == rotary_dims && t.theta == theta) return t;
   const int half = rotary_dims / 2;
   t.T = T;
   t.rotary_dims = rotary_dims;
@@ -338,16 +339,17 @@ const CpuBackend::RopeTable& CpuBackend::rope_table(int T, int rotary_dims, doub
   return t;
 }
 
-void CpuBackend::rope(Tensor qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse) {
+void CpuBackend::rope(Tensor qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse,
+                      int pos0) {
   OpTimer timer(profiling());
-  if (rotary_dims < 2 || rotary_dims % 2 != 0 || rotary_dims > hs || T < 1 || !(theta > 0))
-    throw std::logic_error("cpu backend: rope needs an even rotary_dims in [2, hs], T >= 1 and theta > 0");
+  if (rotary_dims < 2 || rotary_dims % 2 != 0 || rotary_dims > hs || T < 1 || !(theta > 0) || pos0 < 0)
+    throw std::logic_error("cpu backend: rope needs an even rotary_dims in [2, hs], T >= 1, theta > 0, pos0 >= 0");
   const int W = (NH + 2 * KVH) * hs, half = rotary_dims / 2, heads = NH + KVH;  // q and k heads are contiguous
   float* x = fp(qkv, std::int64_t{N} * W, "rope qkv");
-  const RopeTable& tab = rope_table(T, rotary_dims, theta);
+  const RopeTable& tab = rope_table(pos0 + T, rotary_dims, theta);
   const float sign = inverse ? -1.0f : 1.0f;
   for (int r = 0; r < N; ++r) {
-    const int pos = r % T;
+    const int pos = pos0 + r % T;
     const float* cs = tab.cos.data() + static_cast<std::size_t>(pos) * half;
     const float* sn = tab.sin.data() + static_cast<std::size_t>(pos) * half;
     for (int h = 0; h < heads; ++h) {
@@ -616,6 +618,128 @@ void CpuBackend::flash_attention_backward(Tensor dqkv, Tensor dout, Tensor out, 
           dq.middleRows(i0, rows).noalias() += dpt * k.middleRows(j0, cols);
           dk.middleRows(j0, cols).noalias() += dpt.transpose() * q.middleRows(i0, rows);
         }
+      }
+    }
+  }
+  if (profiling()) record(OpKind::attention, timer.seconds(), flops);
+}
+
+// ---------------------------------------------------------------- one block of ring attention
+
+namespace {
+void check_block(const Backend::AttentionBlock& b, int Tl) {
+  const bool ok = b.q_lo >= 0 && b.q_len >= 1 && b.q_lo + b.q_len <= Tl && b.k_lo >= 0 && b.k_len >= 1 &&
+                  b.k_lo + b.k_len <= Tl && (!b.causal || b.q_len == b.k_len);
+  if (!ok)
+    throw std::logic_error("cpu backend: attention block outside the sequence's Tl rows, or causal and not square");
+}
+}  // namespace
+
+// Query rows kFlashRows at a time against all the block's keys (a rank's share of a sequence is short on this
+// backend): each tile's softmax is exact, then merged into the running (out, lse) row by row.
+void CpuBackend::attention_block_forward(Tensor out, Tensor lse, Tensor q, Tensor kv, int B, int Tl, int NH, int KVH,
+                                         int hs, const AttentionBlock& blk, bool merge) {
+  OpTimer timer(profiling());
+  check_block(blk, Tl);
+  const HeadLayout hl = head_layout(NH, KVH, hs);
+  const int W = hl.W(), C = NH * hs, KW = 2 * KVH * hs;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  float* o = fp(out, std::int64_t{B} * Tl * C, "attention block out");
+  float* l_io = fp(lse, std::int64_t{B} * NH * Tl, "attention block lse");
+  float* x = fp(q, std::int64_t{B} * Tl * W, "attention block q");
+  float* y = fp(kv, std::int64_t{B} * Tl * KW, "attention block kv");
+  const int br = std::min(kFlashRows, blk.q_len), n = blk.k_len;
+  Buffer scratch(*this, std::int64_t{br} * n + std::int64_t{br} * hs + br);
+  float* sp = scratch.view().f32();
+  float* tile_lse = sp + std::int64_t{br} * n + std::int64_t{br} * hs;
+  double flops = 0.0;
+  for (int b = 0; b < B; ++b) {
+    for (int h = 0; h < NH; ++h) {
+      float* qb = x + (std::int64_t{b} * Tl + blk.q_lo) * W + hl.q(h);
+      float* kb = y + (std::int64_t{b} * Tl + blk.k_lo) * KW + std::int64_t{h / hl.group()} * hs;
+      MatMap k = mat(kb, n, hs, KW), v = mat(kb + std::int64_t{KVH} * hs, n, hs, KW);
+      float* lse_row = l_io + (std::int64_t{b} * NH + h) * Tl + blk.q_lo;
+      float* ob = o + (std::int64_t{b} * Tl + blk.q_lo) * C + std::int64_t{h} * hs;
+      for (int i0 = 0; i0 < blk.q_len; i0 += br) {
+        const int rows = std::min(br, blk.q_len - i0);
+        flops += 4.0 * rows * n * hs;  // S = Q K^T and P V
+        MatMap st = mat(sp, rows, n, n), acc = mat(sp + std::int64_t{br} * n, rows, hs, hs);
+        st.noalias() = scale * (mat(qb + std::int64_t{i0} * W, rows, hs, W) * k.transpose());
+        if (blk.causal) causal_mask(st, i0, 0);
+        for (int r = 0; r < rows; ++r) {
+          const float m = st.row(r).maxCoeff();  // finite: every row sees at least one key (a causal row key 0)
+          st.row(r).array() = (st.row(r).array() - m).exp();
+          const float l = st.row(r).sum();
+          st.row(r) /= l;
+          tile_lse[r] = m + std::log(l);
+        }
+        acc.noalias() = st * v;
+        for (int r = 0; r < rows; ++r) {
+          Eigen::Map<Eigen::RowVectorXf> yo(ob + std::int64_t{i0 + r} * C, hs);
+          float& l_old = lse_row[i0 + r];
+          if (!merge) {
+            yo = acc.row(r);
+            l_old = tile_lse[r];
+            continue;
+          }
+          // The online-softmax merge (FlashAttention-2; TE's flash_attn_fwd_out_correction).
+          const float mx = std::max(l_old, tile_lse[r]);
+          const float l_new = mx + std::log(std::exp(l_old - mx) + std::exp(tile_lse[r] - mx));
+          yo = yo * std::exp(l_old - l_new) + acc.row(r) * std::exp(tile_lse[r] - l_new);
+          l_old = l_new;
+        }
+      }
+    }
+  }
+  if (profiling()) record(OpKind::attention, timer.seconds(), flops);
+}
+
+void CpuBackend::attention_block_backward(Tensor dq, Tensor dkv, Tensor dout, Tensor out, Tensor lse, Tensor q,
+                                          Tensor kv, int B, int Tl, int NH, int KVH, int hs,
+                                          const AttentionBlock& blk) {
+  OpTimer timer(profiling());
+  check_block(blk, Tl);
+  const HeadLayout hl = head_layout(NH, KVH, hs);
+  const int W = hl.W(), C = NH * hs, KW = 2 * KVH * hs;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  float* dx = fp(dq, std::int64_t{B} * Tl * W, "attention block dq");
+  float* dy = fp(dkv, std::int64_t{B} * Tl * KW, "attention block dkv");
+  float* go = fp(dout, std::int64_t{B} * Tl * C, "attention block dout");
+  float* yo = fp(out, std::int64_t{B} * Tl * C, "attention block out");
+  float* l_in = fp(lse, std::int64_t{B} * NH * Tl, "attention block lse");
+  float* x = fp(q, std::int64_t{B} * Tl * W, "attention block q");
+  float* y = fp(kv, std::int64_t{B} * Tl * KW, "attention block kv");
+  const int br = std::min(kFlashRows, blk.q_len), n = blk.k_len;
+  Buffer scratch(*this, 2 * std::int64_t{br} * n + br);
+  float* sp = scratch.view().f32();
+  double flops = 0.0;
+  for (int b = 0; b < B; ++b) {
+    for (int h = 0; h < NH; ++h) {
+      const std::int64_t qrow = (std::int64_t{b} * Tl + blk.q_lo) * W + hl.q(h);
+      const std::int64_t krow = (std::int64_t{b} * Tl + blk.k_lo) * KW + std::int64_t{h / hl.group()} * hs;
+      const std::int64_t orow = (std::int64_t{b} * Tl + blk.q_lo) * C + std::int64_t{h} * hs;
+      MatMap k = mat(y + krow, n, hs, KW), v = mat(y + krow + std::int64_t{KVH} * hs, n, hs, KW);
+      MatMap dk = mat(dy + krow, n, hs, KW), dv = mat(dy + krow + std::int64_t{KVH} * hs, n, hs, KW);
+      const float* lse_row = l_in + (std::int64_t{b} * NH + h) * Tl + blk.q_lo;
+      for (int i0 = 0; i0 < blk.q_len; i0 += br) {
+        const int rows = std::min(br, blk.q_len - i0);
+        flops += 10.0 * rows * n * hs;  // S again, dV, dP, dQ, dK
+        const std::int64_t qi = qrow + std::int64_t{i0} * W, oi = orow + std::int64_t{i0} * C;
+        MatMap qt = mat(x + qi, rows, hs, W), dqt = mat(dx + qi, rows, hs, W);
+        MatMap g = mat(go + oi, rows, hs, C), yt = mat(yo + oi, rows, hs, C);
+        MatMap pt = mat(sp, rows, n, n), dpt = mat(sp + std::int64_t{br} * n, rows, n, n);
+        Eigen::Map<Eigen::VectorXf> d(sp + 2 * std::int64_t{br} * n, rows);
+        d = (g.array() * yt.array()).rowwise().sum().matrix();  // D = rowsum(dY * Y) of the merged output
+        pt.noalias() = scale * (qt * k.transpose());
+        if (blk.causal) causal_mask(pt, i0, 0);
+        pt.array().colwise() -= Eigen::Map<const Eigen::VectorXf>(lse_row + i0, rows).array();
+        pt.array() = pt.array().exp();  // P of this block under the final normaliser; 0 where masked
+        dv.noalias() += pt.transpose() * g;
+        dpt.noalias() = g * v.transpose();
+        dpt.array().colwise() -= d.array();
+        dpt.array() *= pt.array() * scale;
+        dqt.noalias() += dpt * k;
+        dk.noalias() += dpt.transpose() * qt;
       }
     }
   }

@@ -41,7 +41,8 @@ class CpuBackend final : public Backend {
   void swiglu_forward(Tensor out, Tensor inp, int N, int F) override;
   void swiglu_backward(Tensor dinp, Tensor inp, Tensor dout, int N, int F) override;
 
-  void rope(Tensor qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse) override;
+  void rope(Tensor qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse,
+            int pos0) override;
 
   void gelu_forward(Tensor out, Tensor inp, std::int64_t n) override;
   void gelu_backward(Tensor dinp, Tensor inp, Tensor dout, std::int64_t n) override;
@@ -51,6 +52,10 @@ class CpuBackend final : public Backend {
                                   int hs) override;
   // Tiles of kFlashRows queries x kFlashCols keys; scratch O(tile + T) per call, counted by the allocator.
   void flash_attention_forward(Tensor out, Tensor lse, Tensor qkv, int B, int T, int NH, int KVH, int hs) override;
+  void attention_block_forward(Tensor out, Tensor lse, Tensor q, Tensor kv, int B, int Tl, int NH, int KVH, int hs,
+                               const AttentionBlock& blk, bool merge) override;
+  void attention_block_backward(Tensor dq, Tensor dkv, Tensor dout, Tensor out, Tensor lse, Tensor q, Tensor kv, int B,
+                                int Tl, int NH, int KVH, int hs, const AttentionBlock& blk) override;
   void flash_attention_backward(Tensor dqkv, Tensor dout, Tensor out, Tensor lse, Tensor qkv, int B, int T, int NH,
                                 int KVH, int hs) override;
 

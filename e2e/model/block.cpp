@@ -6,9 +6,11 @@
 
 #include <fmt/format.h>
 
+#include "e2e/model/ring_attention.hpp"
+
 namespace zeropp::e2e {
 
-BlockShape block_shape(const GptConfig& g, int b, const TensorParallel& tp) {
+BlockShape block_shape(const GptConfig& g, int b, const TensorParallel& tp, const ContextParallel& cp) {
   BlockShape s;
   s.b = b;
   s.T = g.T;
@@ -22,6 +24,7 @@ BlockShape block_shape(const GptConfig& g, int b, const TensorParallel& tp) {
   s.rotary_dims = g.rotary_dims();
   s.rope_theta = g.rope_theta;
   s.flash = g.flash;
+  s.cp = cp.size;
   return s;
 }
 
@@ -69,6 +72,7 @@ void BlockStash::free_forward_only() {
   att.reset();
   lse.reset();
   fch.reset();
+  ulysses = UlyssesStash{};
   // Under SP, W reads the gathered norm outputs; the local ones were only the gathers' sources.
   if (!ln1_full.empty()) ln1.reset();
   if (!ln2_full.empty()) ln2.reset();
@@ -113,13 +117,35 @@ void BlockRunner::column_parallel_backward(Tensor dinp_local, Tensor dout_full, 
   tp_.comm->reduce_scatter_sum(dinp_local, partial.view(), std::int64_t{s_.rows()} * IC);
 }
 
+// RoPE on q and k of every row at its position in the sequence: row r % T without CP; under CP each of the rank's
+// chunks at its own global offset.
+void BlockRunner::rope(Tensor qkv, bool inverse) {
+  if (s_.rotary_dims == 0) return;
+  const int NHl = s_.NHl(), KVHl = s_.KVHl(), hs = s_.hs();
+  if (!cp_.enabled()) {
+    be_.rope(qkv, s_.full_rows(), s_.T, NHl, KVHl, hs, s_.rotary_dims, s_.rope_theta, inverse, 0);
+    return;
+  }
+  const int Tl = s_.Tl();
+  for (int b = 0; b < s_.b; ++b)
+    for (const ContextParallel::Run& run : cp_.runs(s_.T))
+      be_.rope(qkv.slice(std::int64_t{b * Tl + run.row} * s_.Ql(), std::int64_t{run.len} * s_.Ql()), run.len, run.len,
+               NHl, KVHl, hs, s_.rotary_dims, s_.rope_theta, inverse, run.pos);
+}
+
 // The attention core on this rank's heads: RoPE on q and k (in place: the stash keeps them rotated), then the
-// unfused kernel (saves the softmax) or the flash one (saves the log-sum-exp).
+// unfused kernel (saves the softmax), the flash one (saves the log-sum-exp) or, under CP, the ring (flash-style) or
+// Ulysses (the flash kernel on whole sequences of heads/cp heads).
 void BlockRunner::attention_forward(BlockStash& st) {
   const int Nf = s_.full_rows(), NHl = s_.NHl(), KVHl = s_.KVHl(), hs = s_.hs();
-  if (s_.rotary_dims > 0) be_.rope(st.qkv.view(), Nf, s_.T, NHl, KVHl, hs, s_.rotary_dims, s_.rope_theta, false);
+  rope(st.qkv.view(), false);
   st.atty = Buffer(be_, std::int64_t{Nf} * s_.Cl(), be_.compute_dtype());
-  if (s_.flash) {
+  if (cp_.enabled() && cp_.ulysses) {
+    ulysses_attention_forward(be_, cp_, st.atty.view(), st.ulysses, st.qkv.view(), s_.b, s_.Tl(), NHl, KVHl, hs);
+  } else if (cp_.enabled()) {
+    st.lse = Buffer(be_, std::int64_t{s_.b} * NHl * s_.Tl(), DType::f32);
+    ring_attention_forward(be_, cp_, st.atty.view(), st.lse.view(), st.qkv.view(), s_.b, s_.Tl(), NHl, KVHl, hs);
+  } else if (s_.flash) {
     st.lse = Buffer(be_, std::int64_t{s_.b} * NHl * s_.T, DType::f32);
     be_.flash_attention_forward(st.atty.view(), st.lse.view(), st.qkv.view(), s_.b, s_.T, NHl, KVHl, hs);
   } else {
@@ -133,12 +159,17 @@ void BlockRunner::attention_forward(BlockStash& st) {
 void BlockRunner::attention_backward(BlockStash& st, Tensor datty) {
   const int Nf = s_.full_rows(), NHl = s_.NHl(), KVHl = s_.KVHl(), hs = s_.hs();
   st.dqkv = Buffer(be_, std::int64_t{Nf} * s_.Ql(), be_.compute_dtype());
-  if (s_.flash)
+  if (cp_.enabled() && cp_.ulysses)
+    ulysses_attention_backward(be_, cp_, st.dqkv.view(), datty, st.ulysses, s_.b, s_.Tl(), NHl, KVHl, hs);
+  else if (cp_.enabled())
+    ring_attention_backward(be_, cp_, st.dqkv.view(), datty, st.atty.view(), st.lse.view(), st.qkv.view(), s_.b,
+                            s_.Tl(), NHl, KVHl, hs);
+  else if (s_.flash)
     be_.flash_attention_backward(st.dqkv.view(), datty, st.atty.view(), st.lse.view(), st.qkv.view(), s_.b, s_.T, NHl,
                                  KVHl, hs);
   else
     be_.grouped_attention_backward(st.dqkv.view(), datty, st.qkv.view(), st.att.view(), s_.b, s_.T, NHl, KVHl, hs);
-  if (s_.rotary_dims > 0) be_.rope(st.dqkv.view(), Nf, s_.T, NHl, KVHl, hs, s_.rotary_dims, s_.rope_theta, true);
+  rope(st.dqkv.view(), true);
 }
 
 void BlockRunner::forward(const BlockTensors& p, BlockStash& st, Tensor out) {

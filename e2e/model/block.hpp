@@ -8,10 +8,14 @@
 //   fch = n2 Wfc^T (+ bfc) act = gelu(fch) or swiglu(fch)   out = res2 + act Wfcproj^T (+ bfcproj)
 // norm is LayerNorm (GPT) or RMSNorm (Llama); the biases exist in the GPT layer only (gpt_config.hpp).
 // Under TP the linears are sliced (tensor_parallel.hpp); "full" buffers hold all B*T rows, the others the rows
-// this rank owns (all rows without sequence parallelism, where the full and local buffers are the same).
+// this rank owns (all rows without sequence parallelism, where the full and local buffers are the same). Under
+// context parallelism (context_parallel.hpp) every sequence contributes its Tl = T/cp rows on this rank, and the
+// attention core runs over the CP ring (ring_attention.hpp) or Ulysses' all-to-alls (ulysses_attention.hpp).
 #include "e2e/backend/backend.hpp"
+#include "e2e/model/context_parallel.hpp"
 #include "e2e/model/layout.hpp"
 #include "e2e/model/tensor_parallel.hpp"
+#include "e2e/model/ulysses_attention.hpp"
 
 namespace zeropp::e2e {
 
@@ -24,8 +28,10 @@ struct BlockShape {
   int rotary_dims = 0;  // 0: learned positions (no RoPE)
   double rope_theta = 10000;
   bool flash = false;
-  int rows() const { return sp ? b * T / t : b * T; }  // local rows N
-  int full_rows() const { return b * T; }              // Nf
+  int cp = 1;                                           // context-parallel size
+  int Tl() const { return T / cp; }                     // rows per sequence on this rank
+  int rows() const { return sp ? b * Tl() / t : b * Tl(); }  // local rows N
+  int full_rows() const { return b * Tl(); }            // Nf
   int hs() const { return C / NH; }
   int Cl() const { return C / t; }
   int Fl() const { return F / t; }
@@ -34,8 +40,8 @@ struct BlockShape {
   int Ql() const { return (NHl() + 2 * KVHl()) * hs(); }  // this rank's QKV columns
   int Ul() const { return llama ? 2 * Fl() : Fl(); }      // this rank's first-MLP-linear columns
 };
-// The shape of the blocks of `g` for micro-batch size b under `tp`.
-BlockShape block_shape(const GptConfig& g, int b, const TensorParallel& tp);
+// The shape of the blocks of `g` for micro-batch size b under `tp` and `cp`.
+BlockShape block_shape(const GptConfig& g, int b, const TensorParallel& tp, const ContextParallel& cp = {});
 
 // Views of one block's parameters (or gradients: same offsets) in a chunk's flat buffer; the views of parameters
 // the layer does not have (biases and norm shifts of a Llama layer) are empty.
@@ -51,9 +57,10 @@ struct BlockStash {
   Buffer x;                        // block input [N, C] (owned here; the previous block's output)
   Buffer ln1, ln1_mean, ln1_rstd;  // [N, C], [N], [N] (mean: LayerNorm only)
   Buffer ln1_full;                 // [Nf, C] (SP only: all-gathered ln1)
-  Buffer qkv, att, lse, atty;      // [Nf, Ql], unfused [b, NHl, T, T] or flash [b, NHl, T] (f32), [Nf, Cl]
+  Buffer qkv, att, lse, atty;      // [Nf, Ql], unfused [b, NHl, T, T] or flash/ring [b, NHl, Tl] (f32), [Nf, Cl]
   Buffer res2, ln2, ln2_mean, ln2_rstd, ln2_full;
   Buffer fch, fch_gelu;  // [Nf, Ul], [Nf, Fl]: the first MLP linear's output and its activation
+  UlyssesStash ulysses;  // the head-split attention inputs and output (cp_kind ulysses)
   // backward (kept for W)
   Buffer dout;        // [Nf, C] gradient of the block output (all-gathered under SP)
   Buffer dres2_full;  // [Nf, C] gradient of res2 (all-gathered under SP)
@@ -66,7 +73,8 @@ struct BlockStash {
 
 class BlockRunner {
  public:
-  BlockRunner(Backend& be, const BlockShape& s, const TensorParallel& tp) : be_(be), s_(s), tp_(tp) {}
+  BlockRunner(Backend& be, const BlockShape& s, const TensorParallel& tp, const ContextParallel& cp = {})
+      : be_(be), s_(s), tp_(tp), cp_(cp) {}
   // x already in st.x; writes the block output into `out` [N, C].
   void forward(const BlockTensors& p, BlockStash& st, Tensor out);
   // dout [N, C] is taken over by the stash (W needs it); writes the input gradient into dx [N, C].
@@ -83,10 +91,12 @@ class BlockRunner {
   void column_parallel_backward(Tensor dinp_local, Tensor dout_full, Tensor w, int IC, int OC);
   void attention_forward(BlockStash& st);
   void attention_backward(BlockStash& st, Tensor datty);
+  void rope(Tensor qkv, bool inverse);  // at each row's global position
 
   Backend& be_;
   BlockShape s_;
   TensorParallel tp_;
+  ContextParallel cp_;
 };
 
 // The norm of a GPT layer (LayerNorm: mean and rstd saved) or a Llama layer (RMSNorm: rstd only, mean empty), on

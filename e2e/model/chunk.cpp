@@ -41,8 +41,9 @@ const char* state_name(ChunkStash::State s) {
 }
 }  // namespace
 
-Chunk::Chunk(Backend& backend, const GptConfig& cfg, const ChunkSpec& spec, const TensorParallel& tp)
-    : backend_(&backend), layout_(cfg, spec, tp.size), tp_(tp) {
+Chunk::Chunk(Backend& backend, const GptConfig& cfg, const ChunkSpec& spec, const TensorParallel& tp,
+             const ContextParallel& cp)
+    : backend_(&backend), layout_(cfg, spec, tp.size), tp_(tp), cp_(cp) {
   if (spec.num_blocks < 1) throw std::invalid_argument("Chunk: a chunk holds at least one block");
   if (spec.micro_batch < 1 || spec.loss_microbatches < 1) {
     throw std::invalid_argument("Chunk: micro_batch and loss_microbatches must be >= 1");
@@ -50,9 +51,15 @@ Chunk::Chunk(Backend& backend, const GptConfig& cfg, const ChunkSpec& spec, cons
   if (tp.size > 1) {
     if (tp.comm == nullptr) throw std::invalid_argument("Chunk: tensor parallelism needs a communicator");
     if (tp.rank < 0 || tp.rank >= tp.size) throw std::invalid_argument("Chunk: tp.rank outside [0, tp.size)");
-    if (tp.sequence_parallel && (spec.micro_batch * cfg.T) % tp.size != 0) {
-      throw std::invalid_argument("Chunk: sequence parallelism needs b*T divisible by tp");
+    if (tp.sequence_parallel && (spec.micro_batch * (cfg.T / cp.size)) % tp.size != 0) {
+      throw std::invalid_argument("Chunk: sequence parallelism needs b*T/cp divisible by tp");
     }
+  }
+  if (cp.size > 1) {
+    if (cp.comm == nullptr) throw std::invalid_argument("Chunk: context parallelism needs a communicator");
+    if (cp.rank < 0 || cp.rank >= cp.size) throw std::invalid_argument("Chunk: cp.rank outside [0, cp.size)");
+    if (cfg.T % (2 * cp.size) != 0)
+      throw std::invalid_argument("Chunk: context parallelism needs T divisible by 2*cp (load-balanced chunks)");
   }
 }
 
@@ -67,12 +74,49 @@ std::string Chunk::label() const {
   if (s.has_embedding) l += ", +embedding";
   if (s.has_head) l += ", +head";
   if (tp_.size > 1) l += ", tp " + std::to_string(tp_.rank) + "/" + std::to_string(tp_.size);
+  if (cp_.size > 1) l += ", cp " + std::to_string(cp_.rank) + "/" + std::to_string(cp_.size);
   return l + "]";
 }
 
 int Chunk::rows() const {
-  const int n = spec().micro_batch * config().T;
+  const int n = spec().micro_batch * cp_.rows_per_sequence(config().T);
   return tp_.sequence_parallel && tp_.size > 1 ? n / tp_.size : n;
+}
+
+std::vector<int> Chunk::token_rows() const {
+  const int N = rows(), T = config().T, Tl = cp_.rows_per_sequence(T);
+  const int row0 = tp_.sequence_parallel && tp_.size > 1 ? tp_.rank * N : 0;  // first of the CP rows held
+  std::vector<int> out(static_cast<std::size_t>(N));
+  for (int r = 0; r < N; ++r) {
+    const int local = row0 + r;  // row of the rank's [b, Tl] share
+    out[static_cast<std::size_t>(r)] = local / Tl * T + cp_.position(local % Tl, T);
+  }
+  return out;
+}
+
+// embedding_forward places row i of a call at position (row0 + i) % T: one call per run of consecutive token
+// indices (a single run without CP).
+void Chunk::embed(ChunkStash& st, bool backward) {
+  const GptConfig& g = config();
+  const int C = g.C;
+  const std::vector<int> idx = token_rows();
+  const ParamSegment& wte = layout_.segment(ParamKind::wte);
+  const Tensor flat = backward ? grads_ : params_;
+  const Tensor table = flat.slice(wte.offset, wte.numel), pos_table = view_of(flat, ParamKind::wpe);
+  for (std::size_t a = 0; a < idx.size();) {
+    std::size_t e = a + 1;
+    while (e < idx.size() && idx[e] == idx[e - 1] + 1) ++e;
+    const auto r = static_cast<std::int64_t>(a);
+    const int n = static_cast<int>(e - a);
+    const Tensor tokens = st.tokens.slice(r, n);
+    if (backward)
+      backend_->embedding_backward_weight(table, pos_table, st.demb.slice(r * C, std::int64_t{n} * C), tokens, n, g.T,
+                                          C, idx[a]);
+    else
+      backend_->embedding_forward(st.blocks[0].x.slice(r * C, std::int64_t{n} * C), tokens, table, pos_table, n, g.T,
+                                  C, idx[a]);
+    a = e;
+  }
 }
 
 // ---------------------------------------------------------------- parameters
@@ -163,7 +207,6 @@ void Chunk::forward(int mb, const TokenBatch& batch, Tensor input, StashMode mod
   }
   const ChunkSpec& s = spec();
   const int N = rows(), C = config().C;
-  const int row0 = tp_.sequence_parallel && tp_.size > 1 ? tp_.rank * N : 0;
   auto st = std::make_unique<ChunkStash>();
   st->mb = mb;
   if (s.has_embedding || s.has_head) {
@@ -174,13 +217,16 @@ void Chunk::forward(int mb, const TokenBatch& batch, Tensor input, StashMode mod
                                   ", T=" + std::to_string(config().T) + "]");
     }
   }
-  if (s.has_embedding) {
-    st->tokens = Buffer(*backend_, N, DType::i32);
-    backend_->copy_from_host(st->tokens.view(), batch.inputs.data() + row0);
-  }
-  if (s.has_head) {
-    st->targets = Buffer(*backend_, N, DType::i32);
-    backend_->copy_from_host(st->targets.view(), batch.targets.data() + row0);
+  if (s.has_embedding || s.has_head) {
+    const std::vector<int> idx = token_rows();
+    std::vector<std::int32_t> picked(idx.size());
+    auto take = [&](Buffer& into, const std::vector<std::int32_t>& from) {
+      for (std::size_t r = 0; r < idx.size(); ++r) picked[r] = from[static_cast<std::size_t>(idx[r])];
+      into = Buffer(*backend_, N, DType::i32);
+      backend_->copy_from_host(into.view(), picked.data());
+    };
+    if (s.has_embedding) take(st->tokens, batch.inputs);
+    if (s.has_head) take(st->targets, batch.targets);
   }
   st->blocks.resize(static_cast<std::size_t>(s.num_blocks));
   if (!s.has_embedding) {
@@ -226,14 +272,11 @@ void Chunk::run_forward(ChunkStash& st) {
   const int N = rows(), C = g.C;
   const std::int64_t nc = std::int64_t{N} * C;
   const DType dt = backend_->compute_dtype();
-  const int row0 = tp_.sequence_parallel && tp_.size > 1 ? tp_.rank * N : 0;
   if (s.has_embedding) {
     st.blocks[0].x = Buffer(*backend_, nc, dt);
-    const ParamSegment& wte = layout_.segment(ParamKind::wte);
-    backend_->embedding_forward(st.blocks[0].x.view(), st.tokens.view(), params_.slice(wte.offset, wte.numel),
-                                view_of(params_, ParamKind::wpe), N, g.T, C, row0);
+    embed(st, false);
   }
-  BlockRunner runner(*backend_, block_shape(g, s.micro_batch, tp_), tp_);
+  BlockRunner runner(*backend_, block_shape(g, s.micro_batch, tp_, cp_), tp_, cp_);
   for (int i = 0; i < s.num_blocks; ++i) {
     Buffer* next;
     if (i + 1 < s.num_blocks) {
@@ -287,7 +330,7 @@ void Chunk::backward_input(int mb, Tensor output_grad) {
     backend_->copy(dcur.view(), output_grad, nc);
     st.output.reset();
   }
-  BlockRunner runner(*backend_, block_shape(g, s.micro_batch, tp_), tp_);
+  BlockRunner runner(*backend_, block_shape(g, s.micro_batch, tp_, cp_), tp_, cp_);
   for (int i = s.num_blocks - 1; i >= 0; --i) {
     Buffer dx(*backend_, nc, dt);
     runner.backward_input(block_tensors(params_, layout_, i), st.blocks[static_cast<std::size_t>(i)], std::move(dcur),
@@ -311,7 +354,6 @@ void Chunk::backward_weight(int mb) {
   const ChunkSpec& s = spec();
   const GptConfig& g = config();
   const int N = rows(), C = g.C;
-  const int row0 = tp_.sequence_parallel && tp_.size > 1 ? tp_.rank * N : 0;
   if (s.has_head) {
     const ParamSegment head = layout_.head_weight();
     backend_->linear_backward_weight(grads_.slice(head.offset, head.numel), Tensor{}, st.probs.view(), st.lnf.view(), N,
@@ -319,15 +361,11 @@ void Chunk::backward_weight(int mb) {
     norm_backward_weight(*backend_, g.rmsnorm(), view_of(grads_, ParamKind::lnf_w), view_of(grads_, ParamKind::lnf_b),
                          st.dlnf.view(), st.lnf_in.view(), st.lnf_mean.view(), st.lnf_rstd.view(), N, C);
   }
-  BlockRunner runner(*backend_, block_shape(g, s.micro_batch, tp_), tp_);
+  BlockRunner runner(*backend_, block_shape(g, s.micro_batch, tp_, cp_), tp_, cp_);
   for (int i = s.num_blocks - 1; i >= 0; --i) {
     runner.backward_weight(block_tensors(grads_, layout_, i), st.blocks[static_cast<std::size_t>(i)]);
   }
-  if (s.has_embedding) {
-    const ParamSegment& wte = layout_.segment(ParamKind::wte);
-    backend_->embedding_backward_weight(grads_.slice(wte.offset, wte.numel), view_of(grads_, ParamKind::wpe),
-                                        st.demb.view(), st.tokens.view(), N, g.T, C, row0);
-  }
+  if (s.has_embedding) embed(st, true);
   stash_.erase(mb);
 }
 

@@ -14,9 +14,11 @@
 // std::logic_error naming the chunk and the micro-batch: the runtime's schedule bugs surface as errors.
 //
 // Activations crossing a stage boundary are [rows(), C] in the backend's compute dtype, rows() = b*T (b*T/t
-// rows under sequence parallelism). The chunk owns them: output(mb) is valid from F until B(mb) starts or
-// release_output(mb); input_grad(mb) from B until W(mb) ends or release_input_grad(mb). The runtime sends from
-// these views and receives into its own buffers, which it passes to forward()/backward_input() (copied in).
+// rows under sequence parallelism; under context parallelism b*T/cp, the rank's chunks of every sequence, and of
+// those the 1/t share under sequence parallelism). The chunk owns them: output(mb) is valid from F until B(mb)
+// starts or release_output(mb); input_grad(mb) from B until W(mb) ends or release_input_grad(mb). The runtime
+// sends from these views and receives into its own buffers, which it passes to forward()/backward_input() (copied
+// in).
 //
 // Parameters and gradients are one flat buffer each (layout.hpp). They are bound, not owned, so ZeRO-3 can
 // gather into a temporary buffer at UNSHARD and release it at RESHARD; allocate_parameters() makes owned
@@ -27,9 +29,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "e2e/backend/backend.hpp"
 #include "e2e/data/token_batch.hpp"
+#include "e2e/model/context_parallel.hpp"
 #include "e2e/model/layout.hpp"
 #include "e2e/model/tensor_parallel.hpp"
 
@@ -41,7 +45,7 @@ struct ChunkStash;  // chunk.cpp
 
 class Chunk {
  public:
-  Chunk(Backend&, const GptConfig&, const ChunkSpec&, const TensorParallel& tp = {});
+  Chunk(Backend&, const GptConfig&, const ChunkSpec&, const TensorParallel& tp = {}, const ContextParallel& cp = {});
   ~Chunk();
   Chunk(Chunk&&) noexcept;
   Chunk& operator=(Chunk&&) noexcept;
@@ -104,6 +108,7 @@ class Chunk {
   Backend* backend_;
   ChunkLayout layout_;
   TensorParallel tp_;
+  ContextParallel cp_;
   Buffer owned_params_, owned_grads_;
   Tensor params_, grads_;
   std::map<int, std::unique_ptr<ChunkStash>> stash_;
@@ -112,6 +117,10 @@ class Chunk {
   // The view of a segment outside the blocks (wpe, lnf_w, lnf_b) in `flat`; empty when the model has none.
   Tensor view_of(Tensor flat, ParamKind kind) const;
   void run_forward(ChunkStash&);
+  // Index into the micro-batch's [b, T] tokens of each of this rank's rows (its CP chunks, its SP share).
+  std::vector<int> token_rows() const;
+  // The embedding (or its weight gradient) over runs of consecutive token positions of this rank's rows.
+  void embed(ChunkStash&, bool backward);
 };
 
 }  // namespace zeropp::e2e

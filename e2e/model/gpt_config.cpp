@@ -216,10 +216,20 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
   // and the program's DP_SYNC all-reduces the accumulated gradient shard across the dp/dp_shard replicas once after
   // the last W. FSDP2 all-reduces each micro-batch's shard instead (spec/strategy.hpp, as the simulator prices it):
   // the same sums in another order, so the trained parameters agree up to rounding.
-  if (p.cp > 1)
-    throw SpecError("parallel.cp", fmt::format("parallel.cp={}: the trainer runs every sequence whole on one rank (no "
-                                               "context parallelism; state cp 1)",
+  // Context parallelism: Megatron's ring attention with load-balanced causal chunks (e2e/model/ring_attention.hpp)
+  // or DeepSpeed-Ulysses (ulysses_attention.hpp); the plan's own rules (flash attention, 2*cp chunks of the
+  // sequence, cp dividing a TP rank's heads) are validate_context_parallel's.
+  if (p.cp > 1 && !compute_f32)
+    throw SpecError("parallel.cp", fmt::format("parallel.cp={}: the cuda backend has no context-parallel (ring) "
+                                               "attention kernel nor Ulysses all-to-all; the cpu backend runs them "
+                                               "(state cp 1 on cuda)",
                                                p.cp));
+  if (p.cp > 1 && p.sequence_parallel && p.tp > 1 &&
+      (std::int64_t{p.micro_batch} * (plan.model.seq_len / p.cp)) % p.tp != 0)
+    throw SpecError("parallel.sequence_parallel",
+                    fmt::format("parallel.sequence_parallel with cp={}: micro_batch*seq_len/cp = {} rows are not "
+                                "divisible by tp={}",
+                                p.cp, std::int64_t{p.micro_batch} * (plan.model.seq_len / p.cp), p.tp));
   if (p.overlap_param_gather)
     throw SpecError("parallel.overlap_param_gather",
                     "parallel.overlap_param_gather=true: the trainer all-gathers the updated parameters inside the "
@@ -280,8 +290,10 @@ const std::vector<KeySupport>& key_support() {
       {"parallel.overlap_param_gather", "refused when true"},
       {"parallel.first_stage_layers", "executed: the first pipeline rank's layers (uneven stages)"},
       {"parallel.last_stage_layers", "executed: the last pipeline rank's layers (uneven stages)"},
-      {"parallel.cp", "refused when > 1: no context parallelism in the trainer"},
-      {"parallel.cp_kind", "a label unless cp > 1 (refused)"},
+      {"parallel.cp", "executed on the cpu backend: Megatron's ring attention with load-balanced causal chunks "
+                      "(e2e/model/ring_attention.hpp) or Ulysses, the CP ranks in the gradient sync group (zero3: in "
+                      "the shard group); refused on cuda"},
+      {"parallel.cp_kind", "executed: ring or ulysses (e2e/model/ulysses_attention.hpp)"},
       {"parallel.dp_shard", "executed (plain FSDP when it is dp, HSDP when smaller)"},
       {"parallel.framework",
        "executed where its precision is the trainer's (fp32 master and gradients); refused "

@@ -40,8 +40,9 @@ ChunkRanges ChunkRanges::make(std::int64_t numel, bool sharded, int z, int z_ind
 }
 
 ChunkState::ChunkState(Backend& backend, const GptConfig& cfg, const ChunkSpec& spec, const TensorParallel& tp,
-                       const ChunkRanges& ranges, const AdamWConfig& optim, std::uint64_t seed, int tp_rank)
-    : backend_(&backend), ranges_(ranges), chunk_(backend, cfg, spec, tp) {
+                       const ContextParallel& cp, const ChunkRanges& ranges, const AdamWConfig& optim,
+                       std::uint64_t seed, int tp_rank)
+    : backend_(&backend), ranges_(ranges), chunk_(backend, cfg, spec, tp, cp) {
   const ChunkLayout& layout = chunk_.layout();
   if (layout.numel() != ranges_.numel)
     throw std::logic_error("ChunkState: ranges built for " + std::to_string(ranges_.numel) + " elements, chunk has " +

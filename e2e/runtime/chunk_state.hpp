@@ -46,8 +46,8 @@ struct ChunkRanges {
 
 class ChunkState {
  public:
-  ChunkState(Backend&, const GptConfig&, const ChunkSpec&, const TensorParallel&, const ChunkRanges&,
-             const AdamWConfig&, std::uint64_t seed, int tp_rank);
+  ChunkState(Backend&, const GptConfig&, const ChunkSpec&, const TensorParallel&, const ContextParallel&,
+             const ChunkRanges&, const AdamWConfig&, std::uint64_t seed, int tp_rank);
 
   Chunk& chunk() { return chunk_; }
   const Chunk& chunk() const { return chunk_; }

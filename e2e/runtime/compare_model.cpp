@@ -98,8 +98,10 @@ ModelComparison compare_with_model(const schedule::Program& program, const RankL
       const std::size_t id = sim.id(r, static_cast<int>(i));
       predicted[static_cast<int>(program.ranks[r][i].type)].add(sim.end[id] - sim.start[id]);
     }
-  // Measured counts cover every pipeline (z * dp of them) and every step after the warm-up.
-  const double per_iteration = static_cast<double>(std::max(1, steps - first_step)) * layout.pipelines() * layout.tp();
+  // Measured counts cover every pipeline (z * dp of them, each run by its tp x cp ranks) and every step after the
+  // warm-up.
+  const double per_iteration =
+      static_cast<double>(std::max(1, steps - first_step)) * layout.pipelines() * layout.tp() * layout.cp();
   for (int t = 0; t < kTypes; ++t) {
     if (predicted[t].n == 0 && measured[t].n == 0) continue;
     KindComparison k;

@@ -41,14 +41,22 @@ Executor::Executor(Backend& backend, RankGroups& groups, const RankLayout& layou
     tp.sequence_parallel = opt.sequence_parallel;
     tp.comm = tp_comm_.get();
   }
+  ContextParallel cp;
+  if (layout.cp() > 1) {
+    cp_comm_ = std::make_unique<ContextParallelCommAdapter>(*groups.cp);
+    cp.size = layout.cp();
+    cp.rank = c.cp;
+    cp.comm = cp_comm_.get();
+    cp.ulysses = opt.ulysses;
+  }
   for (int chunk = 0; chunk < prog.v; ++chunk) {
     const int stage = chunk * layout.pp() + c.pp;
     const ChunkSpec spec = chunk_spec_for_stage(cfg, plan.layout, stage, opt.micro_batch, global_microbatches_);
     const ChunkLayout chunk_layout(cfg, spec, layout.tp());
-    const ChunkRanges ranges =
-        ChunkRanges::make(chunk_layout.numel(), plan.data_parallel.shard_group > 1, layout.z(), c.z, layout.dp(), c.dp,
-                          plan.data_parallel.mode == DpSyncMode::reduce_scatter);
-    chunks_.push_back(std::make_unique<ChunkState>(backend, cfg, spec, tp, ranges, opt.optim, opt.seed, c.tp));
+    const ChunkRanges ranges = ChunkRanges::make(chunk_layout.numel(), plan.data_parallel.shard_group > 1,
+                                                 layout.shard_size(), layout.shard_index(c), layout.sync_size(),
+                                                 layout.sync_index(c), plan.data_parallel.mode == DpSyncMode::reduce_scatter);
+    chunks_.push_back(std::make_unique<ChunkState>(backend, cfg, spec, tp, cp, ranges, opt.optim, opt.seed, c.tp));
   }
 
   bool has_opt_step = false;
@@ -172,12 +180,8 @@ std::string Executor::describe(std::int64_t detail) const {
 std::string Executor::collective_members(const Action& a) const {
   const bool shard = a.type == ActionType::UNSHARD || a.type == ActionType::REDUCE_GRAD;
   if (!shard && a.type != ActionType::DP_SYNC) return "";
-  RankCoords c = groups_->coords;
-  std::vector<int> ranks;
-  for (int i = 0; i < (shard ? layout_.z() : layout_.dp()); ++i) {
-    (shard ? c.z : c.dp) = i;
-    ranks.push_back(layout_.world_rank(c));
-  }
+  const std::vector<int> ranks = layout_.grid().members(shard ? layout_.shard_mask() : layout_.sync_mask(),
+                                                       layout_.world_rank(groups_->coords));
   return fmt::format(
       "; the {} group is ranks {}, and a collective cannot tell which of them has not arrived: the "
       "one that reports no timeout of its own is stopped or hung",
@@ -289,7 +293,8 @@ void Executor::forward(int stage, int mb, int step) {
     if (!std::isfinite(loss))
       throw std::runtime_error(
           fmt::format("loss is {} at step {} micro-batch {} (global {}) on stage {}", loss, step, mb, g, stage));
-    // Without sequence parallelism every tp rank computes the same loss: count it once.
+    // Without sequence parallelism every tp rank computes the same loss: count it once. Each cp rank's is the mean
+    // over its equal share of the tokens: counted on every one and divided by cp below.
     const bool counted = layout_.tp() == 1 || opt_.sequence_parallel || groups_->coords.tp == 0;
     if (counted) loss_sum_ += loss;
   }
@@ -368,8 +373,8 @@ void Executor::finish_iteration(int step) {
   double partial[2] = {0.0, loss_sum_};
   for (auto& cs : chunks_) partial[0] += cs->owned_grad_sum_squares(tp_rank);
   groups_->world->all_reduce(partial, 2, DataType::f64);
-  const double loss_divisor =
-      static_cast<double>(global_microbatches_) * (opt_.sequence_parallel && layout_.tp() > 1 ? layout_.tp() : 1);
+  const double loss_divisor = static_cast<double>(global_microbatches_) *
+                              (opt_.sequence_parallel && layout_.tp() > 1 ? layout_.tp() : 1) * layout_.cp();
   result_.loss = partial[1] / loss_divisor;
   result_.grad_norm = std::sqrt(partial[0]);
   if (!std::isfinite(partial[0]))

@@ -10,8 +10,9 @@
 //                               sync, global-norm clipping over all ranks, AdamW on the owned range, and the
 //                               ZeRO-1 parameter all-gather.
 // Micro-batch m of pipeline q is global micro-batch g = q * B + m of the iteration, so every plan trains on the
-// reference's data. Errors (an out-of-order program, a NaN loss, a failed collective) throw; the trainer turns
-// them into a job-wide abort.
+// reference's data (the tp and cp ranks of a pipeline share its micro-batches; cp ranks take their chunks of them).
+// Errors (an out-of-order program, a NaN loss, a failed collective) throw; the trainer turns them into a job-wide
+// abort.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -25,6 +26,7 @@
 #include "e2e/model/gpt_config.hpp"
 #include "e2e/optim/adamw.hpp"
 #include "e2e/runtime/chunk_state.hpp"
+#include "e2e/runtime/cp_comm_adapter.hpp"
 #include "e2e/runtime/measured_trace.hpp"
 #include "e2e/runtime/rank_groups.hpp"
 #include "e2e/runtime/rank_layout.hpp"
@@ -36,6 +38,7 @@ namespace zeropp::e2e {
 struct ExecutorOptions {
   int micro_batch = 1;             // b
   bool sequence_parallel = false;  // with tp > 1
+  bool ulysses = false;            // cp_kind ulysses (else ring) with cp > 1
   AdamWConfig optim;
   std::uint64_t seed = 1234;     // parameter init (the reference uses the same)
   Watchdog* watchdog = nullptr;  // times every communication action (and the compute a device queued before it)
@@ -100,6 +103,7 @@ class Executor : private WaitSite {
   const DataSource* data_;
   ExecutorOptions opt_;
   std::unique_ptr<TensorParallelCommAdapter> tp_comm_;
+  std::unique_ptr<ContextParallelCommAdapter> cp_comm_;
   std::vector<std::unique_ptr<ChunkState>> chunks_;
   std::set<std::pair<int, int>> recomputed_;  // (stage, mb) with a RECOMPUTE in the program
   std::size_t last_opt_step_ = 0;             // index of the rank's last OPT_STEP

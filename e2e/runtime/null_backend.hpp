@@ -28,7 +28,7 @@ class NullBackend final : public Backend {
   void rmsnorm_backward_weight(Tensor, Tensor, Tensor, Tensor, int, int) override {}
   void swiglu_forward(Tensor, Tensor, int, int) override {}
   void swiglu_backward(Tensor, Tensor, Tensor, int, int) override {}
-  void rope(Tensor, int, int, int, int, int, int, double, bool) override {}
+  void rope(Tensor, int, int, int, int, int, int, double, bool, int) override {}
   void gelu_forward(Tensor, Tensor, std::int64_t) override {}
   void gelu_backward(Tensor, Tensor, Tensor, std::int64_t) override {}
   void grouped_attention_forward(Tensor, Tensor, Tensor, int, int, int, int, int) override {}

@@ -16,9 +16,9 @@ RankGroups RankGroups::split(Communicator& world, const RankLayout& layout) {
   g.coords = c;
   g.pp = world.split(layout.pp_color(c), c.pp, "pp");
   g.tp = world.split(layout.tp_color(c), c.tp, "tp");
-  g.z = world.split(layout.z_color(c), c.z, "z");
+  g.z = world.split(layout.z_color(c), layout.shard_index(c), "z");
   g.cp = world.split(layout.cp_color(c), c.cp, "cp");
-  g.dp = world.split(layout.dp_color(c), c.dp, "dp");
+  g.dp = world.split(layout.dp_color(c), layout.sync_index(c), "dp");
   // Members: pipeline ranks 0 and pp-1, one group for each tp rank, CP rank and dp index (tp ranks hold different
   // wte shards, or identical ones); the ZeRO-3 ranks of both stages join one group (each contributes a disjoint
   // shard). The group over pp and the shard dimensions of the grid, its middle pipeline ranks left out.

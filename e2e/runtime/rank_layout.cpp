@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/spec/strategy.hpp"
+
 namespace zeropp::e2e {
 
 RankLayout::RankLayout(int tp, int z, int pp, int dp, int cp) : grid_(1, 1, 1, 1, 1, 1) {
@@ -13,7 +15,9 @@ RankLayout::RankLayout(int tp, int z, int pp, int dp, int cp) : grid_(1, 1, 1, 1
   grid_ = RankGrid(tp, cp, z, 1, dp, pp);
 }
 
-RankLayout RankLayout::for_plan(const ParallelSpec& p) { return RankLayout(RankGrid::of(p)); }
+RankLayout RankLayout::for_plan(const ParallelSpec& p) {
+  return RankLayout(RankGrid::of(p), data_parallel_sync(p).shard_spans_dp);
+}
 
 RankCoords RankLayout::coords(int r) const {
   const GridCoords g = grid_.coords(r);

@@ -43,18 +43,32 @@ class RankLayout {
 
   // Colors for Communicator::split (ranks with equal color share a group; the coordinate orders them inside it).
   int tp_color(const RankCoords& c) const { return grid_.color(kGridTp, world_rank(c)); }
-  int z_color(const RankCoords& c) const { return grid_.color(kShardMask, world_rank(c)); }
+  int z_color(const RankCoords& c) const { return shard_color(c); }  // the ZeRO-3 shard group (key: shard_index)
   int cp_color(const RankCoords& c) const { return grid_.color(kGridCp, world_rank(c)); }
   int pp_color(const RankCoords& c) const { return grid_.color(kGridPp, world_rank(c)); }
-  int dp_color(const RankCoords& c) const { return grid_.color(kGridDp, world_rank(c)); }
+  int dp_color(const RankCoords& c) const { return grid_.color(sync_mask(), world_rank(c)); }  // key: sync_index
+
+  // CP ranks hold the same parameters, and join either of the two groups that hold copies (spec/strategy.hpp):
+  // pure ZeRO-3 shards over z*cp*dp_shard (torchtitan's FSDP mesh over dp_shard x cp), every other strategy syncs
+  // gradients over dp x cp (Megatron's data-parallel group with context parallelism). Without CP they are the
+  // z (kShardMask) and dp groups. A rank's z coordinate (its pipeline) leaves the CP rank out.
+  GridMask shard_mask() const { return cp_shards_ ? kShardMask | kGridCp : kShardMask; }
+  GridMask sync_mask() const { return cp_shards_ ? kGridDp : kGridDp | kGridCp; }
+  int shard_size() const { return grid_.size(shard_mask()); }
+  int shard_index(const RankCoords& c) const { return grid_.index(shard_mask(), world_rank(c)); }
+  int shard_color(const RankCoords& c) const { return grid_.color(shard_mask(), world_rank(c)); }
+  int sync_size() const { return grid_.size(sync_mask()); }
+  int sync_index(const RankCoords& c) const { return grid_.index(sync_mask(), world_rank(c)); }
 
   // Pipelines are numbered dp_index * z + z_index; tp and cp ranks of one pipeline share its index.
   int pipelines() const { return z() * dp(); }
   int pipeline(const RankCoords& c) const { return c.dp * z() + c.z; }
 
  private:
-  explicit RankLayout(const RankGrid& grid) : grid_(grid) {}
+  RankLayout(const RankGrid& grid, bool cp_shards)
+      : grid_(grid), cp_shards_(cp_shards && grid.size(GridDim::cp) > 1) {}
   RankGrid grid_;
+  bool cp_shards_ = false;  // the ZeRO-3 shard group spans the CP ranks (pure ZeRO-3 with cp > 1)
 };
 
 }  // namespace zeropp::e2e

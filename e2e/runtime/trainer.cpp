@@ -432,9 +432,9 @@ int train(Communicator& world, const TrainerOptions& opt) {
           const ParallelSpec& p = job.plan.parallel;
           if (p.world() != world.size())
             throw SpecError("parallel",
-                            fmt::format("the plan needs tp*z*pp*dp = {}*{}*{}*{} = {} ranks but the job has {} "
+                            fmt::format("the plan needs tp*z*cp*pp*dp = {}*{}*{}*{}*{} = {} ranks but the job has {} "
                                         "(launch with mpirun -np {})",
-                                        p.tp, p.z, p.pp, p.dp, p.world(), world.size(), p.world()));
+                                        p.tp, p.z, p.cp, p.pp, p.dp, p.world(), world.size(), p.world()));
           job.program = schedule::build_plan_program(job.plan);
           job.layout.emplace(RankLayout::for_plan(p));
           job.data = make_data_source(opt.data, job.gpt.V, opt.seed);
@@ -473,6 +473,7 @@ int train(Communicator& world, const TrainerOptions& opt) {
           ExecutorOptions eo;
           eo.micro_batch = job.plan.parallel.micro_batch;
           eo.sequence_parallel = job.plan.parallel.sequence_parallel;
+          eo.ulysses = job.plan.parallel.cp_kind == CpKind::ulysses;
           eo.optim = opt.optim;
           eo.seed = opt.seed;
           eo.watchdog = &watchdog;
@@ -489,10 +490,11 @@ int train(Communicator& world, const TrainerOptions& opt) {
     const ParallelSpec& p = job.plan.parallel;
     if (world.rank() == 0)
       fmt::print(
-          "zeropp-train: {} on {} rank(s): strategy {} schedule {} tp={} z={} pp={} dp={} v={} b={} B={} U={} "
+          "zeropp-train: {} on {} rank(s): strategy {} schedule {} tp={} z={} cp={} pp={} dp={} v={} b={} B={} U={} "
           "grad_reduce={}, model L={} h={} a={} s={} V={} ffn={}: {}, {} actions per iteration on rank 0\n",
           opt.experiment.empty() ? opt.plan_path : "experiment " + opt.experiment, world.size(), to_string(p.strategy),
-          to_string(p.schedule), p.tp, p.z, p.pp, p.dp, p.v, p.micro_batch, p.micro_batches, job.program.program.unit,
+          to_string(p.schedule), p.tp, p.z, p.cp, p.pp, p.dp, p.v, p.micro_batch, p.micro_batches,
+          job.program.program.unit,
           to_string(p.grad_reduce), job.gpt.L, job.gpt.C, job.gpt.NH, job.gpt.T, job.gpt.V, job.gpt.F,
           describe(job.gpt), job.executor->program().size());
     {

@@ -274,11 +274,16 @@ TEST_F(CudaBackendTest, Rope) {
   for (int rot : {hs, hs / 4}) {
     const auto x = random_bf16(n, rng);
     Buffer gx = up(x), cx = cpu_up(x);
-    gpu->rope(gx.view(), N, T, NH, KVH, hs, rot, 500000.0, false);
-    cpu.rope(cx.view(), N, T, NH, KVH, hs, rot, 500000.0, false);
+    gpu->rope(gx.view(), N, T, NH, KVH, hs, rot, 500000.0, false, 0);
+    cpu.rope(cx.view(), N, T, NH, KVH, hs, rot, 500000.0, false, 0);
     EXPECT_LT(rel_err(down(gx.view()), cpu_down(cx.view())), kBf16Out) << "rotary dims " << rot;
-    gpu->rope(gx.view(), N, T, NH, KVH, hs, rot, 500000.0, true);  // the inverse undoes it (up to bf16 rounding)
+    gpu->rope(gx.view(), N, T, NH, KVH, hs, rot, 500000.0, true, 0);  // the inverse undoes it (up to bf16 rounding)
     EXPECT_LT(rel_err(down(gx.view()), x), kBf16Out) << "inverse, rotary dims " << rot;
+    // A context-parallel rank's chunk: T rows at positions 100..139 (pos0 = 100).
+    Buffer gy = up(x), cy = cpu_up(x);
+    gpu->rope(gy.view(), N, T, NH, KVH, hs, rot, 500000.0, false, 100);
+    cpu.rope(cy.view(), N, T, NH, KVH, hs, rot, 500000.0, false, 100);
+    EXPECT_LT(rel_err(down(gy.view()), cpu_down(cy.view())), kBf16Out) << "pos0 100, rotary dims " << rot;
   }
 }
 

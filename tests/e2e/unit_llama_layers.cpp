@@ -166,7 +166,7 @@ TEST(LlamaLayers, RopeMatchesTheRotationAndItsInverseIsItsBackward) {
     for (double theta : {10000.0, 500000.0}) {
       auto x = random_vector(static_cast<std::size_t>(N) * W, 11);
       Buffer buf = upload(be, x);
-      be.rope(buf.view(), N, T, NH, KVH, hs, rot, theta, false);
+      be.rope(buf.view(), N, T, NH, KVH, hs, rot, theta, false, 0);
       const auto y = download(be, buf.view());
       EXPECT_LT(rel_error_f(y, ref_rope(x, N, T, NH, KVH, hs, rot, theta)), kForwardTolerance) << rot << " " << theta;
       // v columns untouched; position 0 untouched (angle 0).
@@ -174,17 +174,17 @@ TEST(LlamaLayers, RopeMatchesTheRotationAndItsInverseIsItsBackward) {
         for (int c = (NH + KVH) * hs; c < W; ++c) EXPECT_EQ(y[r * W + c], x[r * W + c]);
       for (int c = 0; c < W; ++c) EXPECT_EQ(y[c], x[c]);
       // The inverse undoes it.
-      be.rope(buf.view(), N, T, NH, KVH, hs, rot, theta, true);
+      be.rope(buf.view(), N, T, NH, KVH, hs, rot, theta, true, 0);
       EXPECT_LT(rel_error_f(download(be, buf.view()), to_double(x)), 1e-6);
       // Backward: d/dx sum(rope(x) * r) = rope^-1(r).
       const auto rr = random_vector(x.size(), 12);
       auto objective = [&]() {
         Buffer b2 = upload(be, x);
-        be.rope(b2.view(), N, T, NH, KVH, hs, rot, theta, false);
+        be.rope(b2.view(), N, T, NH, KVH, hs, rot, theta, false, 0);
         return dot(download(be, b2.view()), rr);
       };
       Buffer g = upload(be, rr);
-      be.rope(g.view(), N, T, NH, KVH, hs, rot, theta, true);
+      be.rope(g.view(), N, T, NH, KVH, hs, rot, theta, true, 0);
       EXPECT_LT(rel_error(to_double(download(be, g.view())), numeric_grad(x, objective)), kGradTolerance);
     }
   }
@@ -192,10 +192,26 @@ TEST(LlamaLayers, RopeMatchesTheRotationAndItsInverseIsItsBackward) {
   std::vector<float> one(static_cast<std::size_t>(2) * 3 * 2, 0.0f);  // N = 2 rows, NH = KVH = 1, hs = 2
   one[6] = 1.0f;                                                      // row 1 (position 1), q[0]
   Buffer b1 = upload(be, one);
-  be.rope(b1.view(), 2, 2, 1, 1, 2, 2, 10000.0, false);
+  be.rope(b1.view(), 2, 2, 1, 1, 2, 2, 10000.0, false, 0);
   const auto got = download(be, b1.view());
   EXPECT_NEAR(got[6], std::cos(1.0), 1e-6);
   EXPECT_NEAR(got[7], std::sin(1.0), 1e-6);
+}
+
+// A context-parallel rank's chunk (rows at positions pos0..pos0+n-1, rope(..., T = n, pos0)) rotates as those rows of
+// the whole sequence do, bit for bit (one table of angles per position).
+TEST(LlamaLayers, RopeAtAnOffsetEqualsTheSameRowsOfTheWholeSequence) {
+  CpuBackend be;
+  const int T = 16, NH = 4, KVH = 2, hs = 8, W = (NH + 2 * KVH) * hs, pos0 = 12, n = 4;
+  const auto x = random_vector(static_cast<std::size_t>(T) * W, 13);
+  Buffer whole = upload(be, x);
+  be.rope(whole.view(), T, T, NH, KVH, hs, hs, 500000.0, false, 0);
+  const std::vector<float> part_in(x.begin() + pos0 * W, x.begin() + (pos0 + n) * W);
+  Buffer part = upload(be, part_in);
+  be.rope(part.view(), n, n, NH, KVH, hs, hs, 500000.0, false, pos0);
+  const auto w = download(be, whole.view()), p = download(be, part.view());
+  for (int i = 0; i < n * W; ++i)
+    ASSERT_EQ(p[static_cast<std::size_t>(i)], w[static_cast<std::size_t>(pos0 * W + i)]) << i;
 }
 
 // ---------------------------------------------------------------- attention: unfused GQA and flash

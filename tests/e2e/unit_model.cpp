@@ -596,6 +596,18 @@ TEST(Model, PlanKeysRefusedForTheBackend) {
   } catch (const SpecError& e) {
     EXPECT_EQ(std::string(e.field()), "parallel.schedule");
   }
+  // Context parallelism: ring attention or Ulysses on the cpu backend, with every strategy; not on cuda.
+  EXPECT_EQ(refused(plan(zeropp + R"("cp": 2, "dtype": "fp32"})"), true), "runs");
+  EXPECT_EQ(refused(plan(zeropp + R"("cp": 2, "dtype": "bf16", "reduce_dtype": "fp32"})"), false), "parallel.cp");
+  EXPECT_EQ(refused(plan(zeropp + R"("cp": 2, "cp_kind": "ulysses", "dtype": "fp32"})"), true), "runs");
+  EXPECT_EQ(refused(plan(zeropp + R"("cp": 2, "cp_kind": "ulysses", "dtype": "bf16", "reduce_dtype": "fp32"})"),
+                    false),
+            "parallel.cp");
+  EXPECT_EQ(refused(plan(R"({"strategy": "3d", "tp": 2, "cp": 2, "micro_batches": 2, "sequence_parallel": true,
+                             "dtype": "fp32"})"),
+                    true),
+            "runs");
+  EXPECT_EQ(refused(plan(fsdp + R"(, "cp": 2})"), true), "runs");  // the shard group holds the CP ranks
 }
 
 }  // namespace

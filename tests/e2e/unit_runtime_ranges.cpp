@@ -150,6 +150,41 @@ TEST(RankLayout, PureZero3FoldsDpIntoItsShardGroup) {
   EXPECT_EQ(RankLayout::for_plan(p).dp(), 3);
 }
 
+// CP ranks hold the same parameters: with z = 2, cp = 2, dp = 2 (rank = cp_i + 2*(z_i + 2*dp_i)) the hybrids
+// sync gradients over dp x cp and shard over z; pure ZeRO-3 shards over z x cp (x dp) and syncs nothing across.
+TEST(RankLayout, ContextParallelRanksJoinTheSyncOrTheShardGroup) {
+  ParallelSpec p;
+  p.strategy = Strategy::zeropp_b;
+  p.schedule = ScheduleKind::zeropp;
+  p.zero_stage = 1;
+  p.z = 2;
+  p.cp = 2;
+  p.dp = 2;
+  auto members = [](const RankLayout& l, int r, bool shard) {
+    std::set<int> out;
+    for (int q = 0; q < l.world(); ++q) {
+      const RankCoords a = l.coords(q), b = l.coords(r);
+      if (shard ? l.shard_color(a) == l.shard_color(b) : l.dp_color(a) == l.dp_color(b)) out.insert(q);
+    }
+    return out;
+  };
+  const RankLayout hybrid = RankLayout::for_plan(p);
+  ASSERT_EQ(hybrid.world(), 8);
+  EXPECT_EQ(members(hybrid, 0, false), (std::set<int>{0, 1, 4, 5}));  // dp x cp
+  EXPECT_EQ(members(hybrid, 0, true), (std::set<int>{0, 2}));         // z
+  EXPECT_EQ(hybrid.sync_size(), 4);
+  EXPECT_EQ(hybrid.sync_index(hybrid.coords(5)), 3);  // dp 1, cp 1: cp inner
+  p.strategy = Strategy::zero3;
+  p.schedule = ScheduleKind::one_f_one_b;
+  p.zero_stage = 3;
+  const RankLayout fsdp = RankLayout::for_plan(p);
+  EXPECT_EQ(members(fsdp, 0, true), (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}));  // z x cp x dp
+  EXPECT_EQ(members(fsdp, 0, false), (std::set<int>{0}));
+  EXPECT_EQ(fsdp.shard_size(), 8);
+  EXPECT_EQ(fsdp.pipelines(), 4);  // cp ranks share their pipeline's micro-batches
+  EXPECT_EQ(fsdp.pipeline(fsdp.coords(0)), fsdp.pipeline(fsdp.coords(1)));
+}
+
 // The trainer's groups are the cost model's: for every plan shape the trainer runs, the ranks a communicator split
 // by the layout's colors holds are the members of the analytic group's grid dimensions (analytic/collectives.hpp).
 std::vector<int> split_members(const RankLayout& l, int rank, int (RankLayout::*color)(const RankCoords&) const) {
@@ -193,6 +228,41 @@ TEST(RankLayout, TrainerGroupsAreTheAnalyticGroups) {
       const analytic::Group g = analytic::pp_group(p);
       ASSERT_EQ(static_cast<int>(pp.size()), g.size);
       for (std::size_t i = 1; i < pp.size(); ++i) EXPECT_EQ(pp[i] - pp[i - 1], g.stride);
+    }
+  }
+}
+
+// With CP the trainer's shard and gradient sync groups are the cost model's (analytic::shard_mask, dp_sync_mask):
+// CP ranks in the sync group of the replicated and z-sharded strategies, in the shard group of pure ZeRO-3.
+TEST(RankLayout, ContextParallelGroupsAreTheAnalyticGroups) {
+  struct Shape {
+    Strategy strategy;
+    int tp, z, pp, dp, cp, dp_shard;
+  };
+  const Shape shapes[] = {{Strategy::three_d, 2, 1, 2, 1, 2, 0},  {Strategy::pp_zero1, 1, 1, 2, 2, 2, 0},
+                          {Strategy::zeropp_b, 1, 2, 2, 1, 2, 0}, {Strategy::zero3_pp, 1, 2, 1, 2, 2, 0},
+                          {Strategy::zero3, 1, 2, 1, 2, 2, 0},    {Strategy::zero3, 1, 1, 1, 4, 2, 2}};
+  for (const Shape& s : shapes) {
+    ParallelSpec p;
+    p.strategy = s.strategy;
+    p.tp = s.tp;
+    p.z = s.z;
+    p.pp = s.pp;
+    p.dp = s.dp;
+    p.cp = s.cp;
+    p.dp_shard = s.dp_shard;
+    if (s.strategy == Strategy::zero3) p.framework = Framework::fsdp2;
+    const RankLayout l = RankLayout::for_plan(p);
+    const RankGrid grid = RankGrid::of(p);
+    ASSERT_EQ(l.world(), p.world());
+    for (int r = 0; r < l.world(); ++r) {
+      EXPECT_EQ(split_members(l, r, &RankLayout::cp_color), grid.members(kGridCp, r));
+      if (analytic::shard_mask(p) != 0)
+        EXPECT_EQ(split_members(l, r, &RankLayout::shard_color), grid.members(analytic::shard_mask(p), r))
+            << to_string(s.strategy) << " rank " << r;
+      if (analytic::dp_sync_mask(p) != 0)
+        EXPECT_EQ(split_members(l, r, &RankLayout::dp_color), grid.members(analytic::dp_sync_mask(p), r))
+            << to_string(s.strategy) << " rank " << r;
     }
   }
 }

@@ -386,12 +386,13 @@ void CudaBackend::swiglu_backward(Tensor dinp, Tensor inp, Tensor dout, int N, i
   if (profiling()) record(OpKind::swiglu, scope.seconds(), 0.0);
 }
 
-void CudaBackend::rope(Tensor qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse) {
+void CudaBackend::rope(Tensor qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse,
+                       int pos0) {
   OpScope scope(profiling(), stream_);
-  if (rotary_dims < 2 || rotary_dims % 2 != 0 || rotary_dims > hs || T < 1 || !(theta > 0))
-    throw std::logic_error("cuda backend: rope needs an even rotary_dims in [2, hs], T >= 1 and theta > 0");
+  if (rotary_dims < 2 || rotary_dims % 2 != 0 || rotary_dims > hs || T < 1 || !(theta > 0) || pos0 < 0)
+    throw std::logic_error("cuda backend: rope needs an even rotary_dims in [2, hs], T >= 1, theta > 0, pos0 >= 0");
   cuda::rope(b16(qkv, std::int64_t{N} * (NH + 2 * KVH) * hs, "rope qkv"), N, T, NH, KVH, hs, rotary_dims, theta,
-             inverse, stream_);
+             inverse, pos0, stream_);
   if (profiling()) record(OpKind::rope, scope.seconds(), 0.0);
 }
 

@@ -58,7 +58,8 @@ class CudaBackend final : public Backend {
   void rmsnorm_backward_weight(Tensor dweight, Tensor dout, Tensor inp, Tensor rstd, int N, int C) override;
   void swiglu_forward(Tensor out, Tensor inp, int N, int F) override;
   void swiglu_backward(Tensor dinp, Tensor inp, Tensor dout, int N, int F) override;
-  void rope(Tensor qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse) override;
+  void rope(Tensor qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse,
+            int pos0) override;
 
   void gelu_forward(Tensor out, Tensor inp, std::int64_t n) override;
   void gelu_backward(Tensor dinp, Tensor inp, Tensor dout, std::int64_t n) override;

@@ -251,8 +251,8 @@ __global__ void swiglu_backward_kernel(bf16* dinp, const bf16* inp, const bf16* 
 
 // One thread per (row, q-or-k head, pair); the angle in double (positions up to 2^20 times frequencies down to
 // theta^-1 keep ~1e-10 absolute accuracy), the rotation in fp32.
-__global__ void rope_kernel(bf16* qkv, int N, int T, int heads, int W, int hs, int rotary_dims, double theta,
-                            float sign) {
+__global__ void rope_kernel(bf16* qkv, int N, int T, int pos0, int heads, int W, int hs, int rotary_dims,
+                            double theta, float sign) {
   const int half = rotary_dims / 2;
   const std::int64_t total = std::int64_t{N} * heads * half;
   for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
@@ -260,7 +260,7 @@ __global__ void rope_kernel(bf16* qkv, int N, int T, int heads, int W, int hs, i
     const std::int64_t r = idx / (std::int64_t{heads} * half);
     const int rem = static_cast<int>(idx % (std::int64_t{heads} * half));
     const int h = rem / half, i = rem % half;
-    const double angle = static_cast<double>(r % T) * pow(theta, -2.0 * i / rotary_dims);
+    const double angle = static_cast<double>(pos0 + r % T) * pow(theta, -2.0 * i / rotary_dims);
     double sn, cs;
     sincos(angle, &sn, &cs);
     const float c = static_cast<float>(cs), s = sign * static_cast<float>(sn);
@@ -724,12 +724,12 @@ void swiglu_backward(bf16* dinp, const bf16* inp, const bf16* dout, int N, int F
   CUDA_CHECK_LAUNCH();
 }
 
-void rope(bf16* qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse,
+void rope(bf16* qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse, int pos0,
           cudaStream_t stream) {
   const std::int64_t total = std::int64_t{N} * (NH + KVH) * (rotary_dims / 2);
   if (total == 0) return;
-  rope_kernel<<<grid_for(total), kThreads, 0, stream>>>(qkv, N, T, NH + KVH, (NH + 2 * KVH) * hs, hs, rotary_dims,
-                                                        theta, inverse ? -1.0f : 1.0f);
+  rope_kernel<<<grid_for(total), kThreads, 0, stream>>>(qkv, N, T, pos0, NH + KVH, (NH + 2 * KVH) * hs, hs,
+                                                        rotary_dims, theta, inverse ? -1.0f : 1.0f);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -43,7 +43,8 @@ void swiglu_forward(bf16* out, const bf16* inp, int N, int F, cudaStream_t);
 void swiglu_backward(bf16* dinp, const bf16* inp, const bf16* dout, int N, int F, cudaStream_t);
 
 // Rotary embedding in place on the NH query and KVH key heads of rows of width (NH + 2 KVH) hs (Backend::rope).
-void rope(bf16* qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse, cudaStream_t);
+void rope(bf16* qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, double theta, bool inverse, int pos0,
+          cudaStream_t);
 
 // FlashAttention-style causal attention with grouped-query heads (Backend::flash_attention_*), head size at most
 // kFlashMaxHead. The forward writes out [B, T, NH hs] (bf16) and lse [B, NH, T] (fp32). The backward takes

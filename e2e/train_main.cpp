@@ -83,6 +83,10 @@ int parse(int argc, char** argv, int rank, zeropp::e2e::TrainerOptions& opt, std
                  "is aborted with exit code 4, naming the rank and what it waited on; 0: never")
       ->capture_default_str();
   app.add_option("--inject-fault", fault, "test hook: throw@RANK[:STEP], nan@RANK[:STEP] or stop@RANK[:STEP]");
+  app.add_option("--skip-grad-sync", opt.skip_grad_sync_stage,
+                 "test hook: the ranks holding virtual stage STAGE keep their own gradients instead of "
+                 "reduce-scattering them and skip its DP sync (a wrong sync the reference check must catch)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--quiet", opt.quiet, "no per-step lines");
   app.set_version_flag("--version", zeropp::version_line("zeropp-train"));
   return zeropp::cli_checks::parse(app, argc, argv, "zeropp-train", rank == 0 ? stderr : nullptr);

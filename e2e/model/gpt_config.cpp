@@ -209,10 +209,9 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
                         "(state none)");
   // FSDP + TP (zero3 with tp > 1, torchtitan's 2-D) runs: each TP rank's slice of a chunk is ZeRO-3-sharded over the
   // shard group of its TP rank (the rank grid's z and dp_shard dimensions at that tp coordinate).
-  if (p.strategy == Strategy::zero3 && p.pp > 1)
-    throw SpecError("parallel.pp", fmt::format("parallel.pp={} with parallel.strategy=zero3: the trainer runs FSDP "
-                                               "without a pipeline (state pp 1, or strategy zero3_pp)",
-                                               p.pp));
+  // FSDP under a pipeline (zero3 with pp > 1, torchtitan's 3-D with and without TP) runs the program the cost model
+  // prices (schedule/plan_program.hpp, ShardPolicy::per_iteration): each chunk gathered before its first use and
+  // freed after its last, one reduce-scatter after its last W, and under HSDP one DP_SYNC after that.
   // HSDP (dp_shard < dp) runs: the shard group is the rank layout's inner group (z*dp_shard ranks of the rank grid)
   // and the program's DP_SYNC all-reduces the accumulated gradient shard across the dp/dp_shard replicas once after
   // the last W. FSDP2 all-reduces each micro-batch's shard instead (spec/strategy.hpp, as the simulator prices it):
@@ -270,12 +269,12 @@ const std::vector<KeySupport>& key_support() {
       {"model.rope_scaling", "refused when set: unscaled rotary frequencies only"},
       {"parallel.strategy", "executed (the program: cost_model/schedule/plan_program)"},
       {"parallel.tp", "executed: Megatron column/row-parallel split of heads, KV heads and ffn"},
-      {"parallel.pp", "executed"},
+      {"parallel.pp", "executed (with zero3: FSDP under a pipeline, each chunk gathered once per iteration)"},
       {"parallel.dp", "executed"},
       {"parallel.z", "executed"},
       {"parallel.zero_stage", "executed (DP all-reduce, or reduce-scatter with a sharded optimizer)"},
       {"parallel.v", "executed"},
-      {"parallel.schedule", "executed"},
+      {"parallel.schedule", "executed (zero-bubble schedules with zero3 and pp > 1 refused by the plan's rules)"},
       {"parallel.micro_batch", "executed"},
       {"parallel.micro_batches", "executed"},
       {"parallel.unit", "executed"},

@@ -106,6 +106,15 @@ void ChunkState::reduce_grad(Communicator& z) {
   scratch_.reset();
 }
 
+void ChunkState::keep_own_grad_shard() {
+  if (!ranges_.sharded) throw std::logic_error(chunk_.label() + ": REDUCE_GRAD of an unsharded chunk");
+  ensure_grad_buffer();
+  backend_->accumulate(local_grads_.slice(0, ranges_.shard), full_grads_.slice(ranges_.local_base, ranges_.shard),
+                       ranges_.shard);
+  chunk_.bind_gradients(Tensor{});
+  full_grads_.reset();
+}
+
 void ChunkState::sync_sequence_parallel_grads() {
   if (!ranges_.sharded) return chunk_.sync_sequence_parallel_grads();
   chunk_.sync_sequence_parallel_grads(local_grads_.view(), ranges_.local_base, ranges_.local);

@@ -61,6 +61,7 @@ class ChunkState {
   void reshard();                     // unbind and free them
   void ensure_grad_buffer();          // bind a zeroed full gradient buffer if none is bound
   void reduce_grad(Communicator& z);  // reduce-scatter the full gradients, add to the local shard, free them
+  void keep_own_grad_shard();         // test hook: as reduce_grad, but only this rank's gradients (no collective)
   bool has_grad_buffer() const { return !full_grads_.empty(); }
 
   // DP sync of the local gradients (all-reduce, or reduce-scatter into this rank's piece).

@@ -255,10 +255,13 @@ void Executor::execute(const Action& a, int step) {
       chunk_for(a.stage, a).reshard();
       return;
     case ActionType::REDUCE_GRAD:
-      chunk_for(a.stage, a).reduce_grad(*groups_->z);
+      if (a.stage == opt_.skip_grad_sync_stage)
+        chunk_for(a.stage, a).keep_own_grad_shard();
+      else
+        chunk_for(a.stage, a).reduce_grad(*groups_->z);
       return;
     case ActionType::DP_SYNC:
-      chunk_for(a.stage, a).dp_sync(*groups_->dp);
+      if (a.stage != opt_.skip_grad_sync_stage) chunk_for(a.stage, a).dp_sync(*groups_->dp);
       return;
     case ActionType::OPT_STEP:
       return;  // handled by run_iteration

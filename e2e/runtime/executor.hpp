@@ -42,6 +42,10 @@ struct ExecutorOptions {
   AdamWConfig optim;
   std::uint64_t seed = 1234;     // parameter init (the reference uses the same)
   Watchdog* watchdog = nullptr;  // times every communication action (and the compute a device queued before it)
+  // Test hook (--skip-grad-sync): every rank holding this virtual stage keeps its own gradients where the program
+  // reduce-scatters (REDUCE_GRAD) and skips the stage's DP_SYNC: a deliberately wrong sync that the reference
+  // check must catch. -1: off.
+  int skip_grad_sync_stage = -1;
 };
 
 struct IterationResult {

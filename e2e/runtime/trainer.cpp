@@ -448,6 +448,9 @@ int train(Communicator& world, const TrainerOptions& opt) {
           if (opt.fault.rank >= world.size())
             throw SpecError("inject-fault",
                             fmt::format("rank {} outside the world of {}", opt.fault.rank, world.size()));
+          if (const int stages = job.program.program.stages(); opt.skip_grad_sync_stage >= stages)
+            throw SpecError("skip-grad-sync",
+                            fmt::format("stage {} outside the plan's {} stages", opt.skip_grad_sync_stage, stages));
         },
         &watchdog);
   } catch (const SetupFailed&) {
@@ -474,6 +477,7 @@ int train(Communicator& world, const TrainerOptions& opt) {
           eo.optim = opt.optim;
           eo.seed = opt.seed;
           eo.watchdog = &watchdog;
+          eo.skip_grad_sync_stage = opt.skip_grad_sync_stage;
           job.executor =
               std::make_unique<Executor>(*job.backend, job.groups, *job.layout, job.program, job.gpt, *job.data, eo);
         },

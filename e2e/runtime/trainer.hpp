@@ -31,6 +31,7 @@ struct TrainerOptions {
   std::string compare_model;    // "" (off), "measured" (measured means) or "analytic" (costs_from_plan)
   double check_reference = -1;  // tolerance for the normwise relative error vs the reference (< 0: off)
   FaultInjection fault;
+  int skip_grad_sync_stage = -1;  // test hook (ExecutorOptions::skip_grad_sync_stage); -1: off
   double comm_timeout = 300;  // seconds a rank may wait in one communication step (0: no watchdog)
   bool quiet = false;         // no per-step lines
 };

@@ -570,8 +570,8 @@ TEST(Model, PlanKeysRefusedForTheBackend) {
                              "overlap_param_gather": true})"),
                     false),
             "parallel.overlap_param_gather");
-  // FSDP runs without a pipeline: FSDP2 under PP is refused by name. HSDP runs, its replicas synchronised once after
-  // the backward (FSDP2's per-layer buckets under the backward are refused with overlap_grad_reduce).
+  // FSDP runs, without and under a pipeline. HSDP runs, its replicas synchronised once after the backward (FSDP2's
+  // per-layer buckets under the backward are refused with overlap_grad_reduce).
   const std::string fsdp = R"({"strategy": "zero3", "z": 2, "dp": 2, "micro_batches": 2, "dtype": "fp32")";
   EXPECT_EQ(refused(plan(fsdp + "}"), true), "runs");
   EXPECT_EQ(refused(plan(fsdp + R"(, "dp_shard": 2})"), true), "runs");  // dp_shard = dp: plain FSDP
@@ -579,8 +579,23 @@ TEST(Model, PlanKeysRefusedForTheBackend) {
   EXPECT_EQ(refused(plan(fsdp + R"(, "dp_shard": 1})"), true), "parallel.overlap_grad_reduce");
   EXPECT_EQ(refused(plan(R"({"strategy": "zero3", "tp": 2, "dp": 2, "micro_batches": 2, "dtype": "fp32"})"), true),
             "runs");  // FSDP + TP
-  EXPECT_EQ(refused(plan(R"({"strategy": "zero3", "z": 2, "pp": 2, "micro_batches": 2, "dtype": "fp32"})"), true),
-            "parallel.pp");
+  // FSDP under a pipeline (torchtitan's PP + FSDP, 3-D with TP, HSDP) runs; a zero-bubble schedule is refused by the
+  // plan's rules (spec/strategy) before the trainer's own list.
+  const std::string fsdp_pp = R"({"strategy": "zero3", "pp": 2, "dp": 2, "micro_batches": 2, "dtype": "fp32")";
+  EXPECT_EQ(refused(plan(fsdp_pp + "}"), true), "runs");
+  EXPECT_EQ(
+      refused(plan(fsdp_pp + R"(, "tp": 2, "schedule": "interleaved", "v": 2, "sequence_parallel": true})"), true),
+      "runs");
+  const std::string hsdp_pp = R"({"strategy": "zero3", "pp": 2, "dp": 4, "dp_shard": 2, "schedule": "gpipe", )"
+                              R"("micro_batches": 2, "dtype": "fp32")";
+  EXPECT_EQ(refused(plan(hsdp_pp + R"(, "overlap_grad_reduce": false})"), true), "runs");
+  EXPECT_EQ(refused(plan(hsdp_pp + "}"), true), "parallel.overlap_grad_reduce");  // FSDP2's buckets, as above
+  try {
+    plan(fsdp_pp + R"(, "schedule": "zb_h1"})");
+    ADD_FAILURE() << "zb_h1 with zero3 and pp 2 accepted";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(std::string(e.field()), "parallel.schedule");
+  }
   // Context parallelism: ring attention or Ulysses on the cpu backend, with every strategy; not on cuda.
   EXPECT_EQ(refused(plan(zeropp + R"("cp": 2, "dtype": "fp32"})"), true), "runs");
   EXPECT_EQ(refused(plan(zeropp + R"("cp": 2, "dtype": "bf16", "reduce_dtype": "fp32"})"), false), "parallel.cp");

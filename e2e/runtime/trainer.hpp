@@ -31,6 +31,7 @@ struct TrainerOptions {
   std::string compare_model;    // "" (off), "measured" (measured means) or "analytic" (costs_from_plan)
   double check_reference = -1;  // tolerance for the normwise relative error vs the reference (< 0: off)
   FaultInjection fault;
+  bool fp8_local_amax = false;  // test hook: FP8 without the TP amax reduction (each shard its own scale)
   double comm_timeout = 300;  // seconds a rank may wait in one communication step (0: no watchdog)
   bool quiet = false;         // no per-step lines
 };

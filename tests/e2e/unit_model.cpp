@@ -560,6 +560,21 @@ TEST(Model, PlanKeysRefusedForTheBackend) {
   EXPECT_EQ(refused(plan(zeropp + R"("dtype": "bf16", "reduce_dtype": "fp32"})"), false), "runs");
   EXPECT_EQ(refused(plan(zeropp + R"("dtype": "bf16", "reduce_dtype": "bf16", "framework": "megatron"})"), false),
             "parallel.reduce_dtype");
+  // FP8 (e2e/model/fp8.hpp): emulated on cpu for current scaling; the cuda backend runs bf16 only. (Set on the parsed
+  // plan: this cluster has no FP8 peak, which the cost model's validation refuses before the trainer's rules.)
+  auto fp8 = [&](Fp8Recipe recipe, int cp) {
+    Plan f = plan(R"({"strategy": "3d", "tp": 2, "micro_batches": 2, "dtype": "bf16"})");
+    f.parallel.fp8 = true;
+    f.parallel.fp8_recipe = recipe;
+    f.parallel.cp = cp;
+    return f;
+  };
+  EXPECT_EQ(refused(fp8(Fp8Recipe::te_current, 1), true), "runs");
+  EXPECT_EQ(refused(fp8(Fp8Recipe::torchao_tensorwise, 1), true), "runs");
+  EXPECT_EQ(refused(fp8(Fp8Recipe::te_current, 1), false), "parallel.dtype");  // cuda: bf16 GEMMs only
+  EXPECT_EQ(refused(fp8(Fp8Recipe::te_delayed, 1), true), "parallel.fp8_recipe");
+  EXPECT_EQ(refused(fp8(Fp8Recipe::torchao_rowwise, 1), true), "parallel.fp8_recipe");
+  EXPECT_EQ(refused(fp8(Fp8Recipe::te_current, 2), true), "parallel.cp");
   const std::string megatron = R"({"strategy": "3d", "tp": 2, "pp": 2, "micro_batches": 4, "dtype": "bf16")";
   EXPECT_EQ(refused(plan(megatron + "}"), false), "runs");
   EXPECT_EQ(refused(plan(megatron + R"(, "framework": "fsdp2"})"), false), "parallel.framework");  // fp32 shards

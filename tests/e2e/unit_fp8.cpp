@@ -12,6 +12,7 @@
 #include "e2e/data/token_batch.hpp"
 #include "e2e/model/fp8.hpp"
 #include "e2e/model/reference.hpp"
+#include "tests/e2e/unit_test_util.hpp"
 
 namespace zeropp::e2e {
 namespace {
@@ -123,13 +124,7 @@ TEST(Fp8, CurrentScaleAndQuantizeDequantize) {
 // by little, and it trains (SyntheticLossFalls' model and task in unit_model.cpp).
 TEST(Fp8, ReferenceTrainsAndDiffersFromFp32) {
   CpuBackend be;
-  GptConfig g;
-  g.L = 2;
-  g.C = 32;
-  g.NH = 4;
-  g.T = 16;
-  g.V = 64;
-  g.F = 128;
+  const GptConfig g = testing::synthetic_task_model();
   const SyntheticData data(g.V, 17, 0.1);
   auto losses = [&](bool fp8) {
     ReferenceConfig rc;

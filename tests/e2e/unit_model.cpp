@@ -468,13 +468,7 @@ TEST(Model, SyntheticLossFalls) {
   // L=2, C=32, 4 heads, T=16, V=64, b=4, 2 micro-batches, 50 steps of AdamW(lr 3e-3): the loss must fall from
   // about ln 64 = 4.16 to well below it, towards the task's floor (0.1 noise: 0.73 nats).
   CpuBackend be;
-  GptConfig g;
-  g.L = 2;
-  g.C = 32;
-  g.NH = 4;
-  g.T = 16;
-  g.V = 64;
-  g.F = 128;
+  const GptConfig g = testing::synthetic_task_model();
   const SyntheticData data(g.V, 17, 0.1);
   ReferenceConfig rc;
   rc.model = g;

@@ -13,6 +13,30 @@
 
 namespace zeropp::search {
 
+namespace {
+
+// ZeroPP's units one after another (bounds.hpp): rank 0 starts unit k+1 only after its last backward of unit k,
+// which ends a forward-and-backward chain through every stage after the unit's start.
+double zeropp_units_bound(const ParallelSpec& par, const simulate::ActionCosts& costs,
+                          const std::vector<double>& per_microbatch, const std::vector<double>& heads,
+                          const std::vector<double>& opts) {
+  const int p = static_cast<int>(per_microbatch.size());
+  const simulate::StageCost& first = costs.stages[0];
+  double chain = 0;  // F of stages 0..S-1, then the backward of S-1..0, of one micro-batch
+  for (const simulate::StageCost& c : costs.stages) chain += c.f + std::min(c.b, c.bw);
+  const double per_extra = std::max(first.f, std::min(first.b, first.bw));  // rank 0 runs them one at a time
+  const int total = par.micro_batches, unit = par.unit > 0 ? std::min(par.unit, total) : total;
+  const auto unit_span = [&](int u) { return std::max(per_microbatch[0] * u, chain + (u - 1) * per_extra); };
+  const int full = total / unit, rest = total % unit;
+  const int last = rest > 0 ? rest : unit;             // the last unit's micro-batches
+  const int before_last = rest > 0 ? full : full - 1;  // units before it, all of size `unit`
+  double last_span = unit_span(last) + opts[0];
+  for (int r = 0; r < p; ++r) last_span = std::max(last_span, heads[r] + per_microbatch[r] * last + opts[r]);
+  return before_last * unit_span(unit) + last_span;
+}
+
+}  // namespace
+
 PlanBounds lower_bounds(const Plan& plan, const simulate::ActionCosts* given) {
   const ParallelSpec& par = plan.parallel;
   const simulate::ActionCosts own = given ? simulate::ActionCosts{} : simulate::costs_from_plan(plan);
@@ -21,20 +45,23 @@ PlanBounds lower_bounds(const Plan& plan, const simulate::ActionCosts* given) {
   const bool recompute = par.recompute != Recompute::none;
   const bool last_recomputes = recomputes_last_stage(par.schedule);
   PlanBounds out;
+  std::vector<double> per_microbatch(p, 0), heads(p, 0), opts(p, 0);
   double head = 0;  // f of the stages below rank r: the forward chain of micro-batch 0 before rank r can start
   for (int r = 0; r < p; ++r) {
-    double per_microbatch = 0;
     for (int s = r; s < S; s += p) {
       const simulate::StageCost& c = costs.stages[s];
-      per_microbatch += c.f + std::min(c.bw, c.b + c.w);
-      if (recompute && (last_recomputes || s != S - 1)) per_microbatch += c.recompute;
+      per_microbatch[r] += c.f + std::min(c.bw, c.b + c.w);
+      if (recompute && (last_recomputes || s != S - 1)) per_microbatch[r] += c.recompute;
     }
-    const double opt = r < static_cast<int>(costs.opt_step.size()) ? costs.opt_step[r].seconds : 0;
-    out.time_s = std::max(out.time_s, head + per_microbatch * par.micro_batches + opt);
+    opts[r] = r < static_cast<int>(costs.opt_step.size()) ? costs.opt_step[r].seconds : 0;
+    heads[r] = head;
+    out.time_s = std::max(out.time_s, head + per_microbatch[r] * par.micro_batches + opts[r]);
     if (r < static_cast<int>(costs.static_bytes.size()))
       out.memory_bytes = std::max(out.memory_bytes, costs.static_bytes[r]);
     head += costs.stages[r].f;
   }
+  if (par.schedule == ScheduleKind::zeropp)
+    out.time_s = std::max(out.time_s, zeropp_units_bound(par, costs, per_microbatch, heads, opts));
   out.time_s *= 1 - kRounding;
   out.memory_bytes *= 1 - kRounding;
   return out;
@@ -136,14 +163,58 @@ bool has_lowered_memory_bound(const Plan& plan) {
   return sync.shard_group > 1 && !sync.layer_wise;
 }
 
+namespace {
+
+// The rank's UNSHARDs that have provably started (allocated their gathered buffers) when one of its compute actions
+// starts (bounds.hpp, "gathers that ran ahead"). The intra-node collective stream runs UNSHARD and REDUCE_GRAD in
+// program order, one after another; positions below count its actions in that order.
+class StartedGathers {
+ public:
+  StartedGathers(const schedule::RankProgram& rank, const simulate::ActionCosts& costs) {
+    using schedule::ActionType;
+    bytes_before_.push_back(0);
+    bool ahead = true;  // still in the leading run of UNSHARDs that wait for nothing but the stream
+    double t = 0;       // start of the next one (the simulator's stream_free: the previous one's end)
+    for (const schedule::Action& a : rank) {
+      if (a.type != ActionType::UNSHARD && a.type != ActionType::REDUCE_GRAD) continue;
+      const bool unshard = a.type == ActionType::UNSHARD;
+      const double b = unshard ? costs.stages[a.stage].gathered_param_bytes : 0;
+      bytes_before_.push_back(bytes_before_.back() + b);
+      // Only the first gathered_limit UNSHARDs are free of a RESHARD dependency (simulator.hpp).
+      const int index = static_cast<int>(ahead_start_.size());
+      ahead = ahead && unshard && (costs.gathered_limit <= 0 || index < costs.gathered_limit);
+      if (ahead) {
+        ahead_start_.push_back(t);
+        t += costs.stages[a.stage].unshard.seconds;
+      }
+    }
+  }
+  // Gathered bytes of the first `position` actions of the stream.
+  double bytes(std::size_t position) const { return bytes_before_[std::min(position, bytes_before_.size() - 1)]; }
+  // How many leading actions of the stream have started strictly before `time`.
+  std::size_t started_before(double time) const {
+    return static_cast<std::size_t>(std::lower_bound(ahead_start_.begin(), ahead_start_.end(), time) -
+                                    ahead_start_.begin());
+  }
+
+ private:
+  std::vector<double> bytes_before_;  // prefix sums over the stream's actions (REDUCE_GRAD counts 0)
+  std::vector<double> ahead_start_;   // start times of the leading UNSHARDs, exact (their durations never stretch)
+};
+
+}  // namespace
+
 double lowered_memory_bound(const PreparedPlan& prepared, double stop_above) {
   using schedule::ActionType;
   const schedule::Program& program = prepared.program;
   const simulate::ActionCosts& costs = prepared.costs;
   const int stages = program.stages(), microbatches = program.microbatches;
   double out = 0;
+  double head = 0;  // f of the stages below rank r (lower_bounds): no compute action of rank r starts earlier
   for (int r = 0; r < static_cast<int>(program.ranks.size()); ++r) {
+    if (r > 0) head += costs.stages[r - 1].f;
     const schedule::RankProgram& rank = program.ranks[r];
+    const StartedGathers gathers(rank, costs);
     constexpr std::uint8_t kRecomputed = 1, kSplit = 2;
     std::vector<std::uint8_t> kind(static_cast<std::size_t>(stages) * microbatches, 0);
     // Per stage: the position of the last W/BW before its first REDUCE_GRAD (or of its last W/BW when there is
@@ -161,14 +232,26 @@ double lowered_memory_bound(const PreparedPlan& prepared, double stop_above) {
     std::vector<char> held(stages, 0), grad_live(stages, 0), grad_done(stages, 0);
     double live = r < static_cast<int>(costs.static_bytes.size()) ? costs.static_bytes[r] : 0;
     double gathered = 0, grads = 0;
+    // For the gathers that ran ahead: the intra-stream position just past the latest UNSHARD of each stage, the
+    // stream actions known to have started, the bytes of the RESHARDs so far, the compute seconds so far.
+    std::vector<std::size_t> unshard_end(stages, 0);
+    std::size_t stream_pos = 0, started = 0;
+    double resharded = 0, busy = 0;
     out = std::max(out, live);
     for (std::size_t i = 0; i < rank.size(); ++i) {
       const schedule::Action& a = rank[i];
       const int s = a.stage;
       const simulate::StageCost& c = costs.stages[s];
+      if (a.type == ActionType::UNSHARD || a.type == ActionType::REDUCE_GRAD) {
+        ++stream_pos;
+        if (a.type == ActionType::UNSHARD) unshard_end[s] = stream_pos;
+        continue;
+      }
       if (a.type == ActionType::RESHARD) {
         if (held[s]) gathered -= c.gathered_param_bytes;
         held[s] = 0;
+        started = std::max(started, unshard_end[s]);  // it waits for that UNSHARD
+        resharded += c.gathered_param_bytes;
         continue;
       }
       if (!schedule::is_compute(a.type)) continue;
@@ -211,7 +294,12 @@ double lowered_memory_bound(const PreparedPlan& prepared, double stop_above) {
         default:
           break;
       }
-      out = std::max({out, at_start + gathered + grads + own_grads, live + gathered + grads});
+      // The gathers that provably started before this action did, less every RESHARD before it (bounds.hpp).
+      if (uses_weights) started = std::max(started, unshard_end[s]);
+      const std::size_t ahead = gathers.started_before((head + busy) * (1 - kRounding));
+      const double ran_ahead = gathers.bytes(std::max(started, ahead)) - resharded;
+      busy += c.compute_seconds(a.type);
+      out = std::max({out, at_start + std::max(gathered, ran_ahead) + grads + own_grads, live + gathered + grads});
       if (grad_live[s] && static_cast<std::int64_t>(i) == run_end[s]) {
         grad_live[s] = 0;
         grad_done[s] = 1;

@@ -13,6 +13,18 @@
 //                 The compute seconds of rank r count, per micro-batch and chunk, F, min(BW, B + W) (fused or
 //                 split backward, whichever the schedule runs), RECOMPUTE when the plan recomputes (not the last
 //                 stage of a schedule that exempts it: recomputes_last_stage), and the rank's OPT_STEP.
+//                 ZeroPP (schedule zeropp) runs its units one after another on every rank (schedule/zeropp.cpp:
+//                 each unit's forwards, backwards and Ws, its W stack emptied, before the next unit). Let T_k be
+//                 when rank 0 starts unit k (T_0 >= 0). Every micro-batch m of unit k has F(0,m) on rank 0, so no
+//                 earlier than T_k, and then the chain F(0..S-1,m), B(S-1..0,m) (each waits for the one before, on
+//                 its rank or through a p2p message), so B(0,m) ends >= T_k + sum over stages of f + min(b, bw).
+//                 Rank 0 runs the u forwards F(0,.) and the u backwards B(0,.) of the unit one at a time, so the last
+//                 to start of either adds (u - 1) f_0 or (u - 1) min(b_0, bw_0) before or after its chain; and rank 0
+//                 is busy for u times its per-micro-batch compute seconds (above) from T_k. Unit k+1 starts after
+//                 all that: T_{k+1} >= T_k + max(u * rank 0's seconds, chain + (u - 1) max(f_0, min(b_0, bw_0))).
+//                 In the last unit rank r starts no earlier than T_last + the f of the stages below it, is busy for
+//                 its seconds, then runs its OPT_STEP; rank 0's OPT_STEP follows its last backward. With units of
+//                 one micro-batch this is the pipeline's fill and drain once per unit, which the sum above misses.
 //   memory_bytes  <= the simulated peak: the simulator starts every rank at its static bytes (model-state
 //                 shards, held all along) and its peak is at least that; the bound is the largest over ranks.
 //                 Every allocation the simulator makes is >= 0 and freed at most once, so what is live at an instant
@@ -66,6 +78,18 @@ double memory_walk_bound(const Plan& plan, double stop_above = std::numeric_limi
 //   gradients  from a stage's first W/BW until the last W/BW before its first REDUCE_GRAD (that REDUCE_GRAD waits
 //              for it). Only the first run of each stage: the simulator allocates the buffer at a W/BW that finds
 //              it free, so a later run may start while the previous REDUCE_GRAD still holds it and then go without.
+// Gathers that ran ahead: the intra-node stream runs a rank's UNSHARDs and REDUCE_GRADs in program order, one
+// after another, and an UNSHARD allocates its buffer when it starts. At the start of compute action X the gathered
+// bytes are at least (what the UNSHARDs that provably started allocated) - (what every RESHARD before X in program
+// order frees; RESHARDs after X run after X on the compute stream). An UNSHARD provably started when
+//   - it is at or before, on the intra stream, an UNSHARD that X or a compute-stream action before X waits for
+//     (that one has ended, and the stream is in order); or
+//   - it is in the stream's leading run of UNSHARDs that wait for nothing but the stream (all of them when
+//     ActionCosts::gathered_limit is 0, else the first gathered_limit) and its start time - exactly the sum of
+//     the run's earlier UNSHARD seconds, as communication is never stretched by contention - is below a lower
+//     bound on X's start: the forward chain of micro-batch 0 before rank r (lower_bounds) plus the table seconds
+//     of the rank's compute actions before X (its compute stream runs them in order, each at least that long).
+// This catches ZeroPP's per-unit gathers, which have no gathered-buffer limit and run ahead of the first forward.
 // >= memory_walk_bound's sum at every compute action, <= the simulated peak.
 double lowered_memory_bound(const PreparedPlan& prepared, double stop_above = std::numeric_limits<double>::infinity());
 // Whether lowered_memory_bound applies (and can say more than memory_walk_bound).

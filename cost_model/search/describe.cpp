@@ -28,6 +28,7 @@ std::string describe_plan(const ParallelSpec& p) {
   if (t.min_zero_stage != t.max_zero_stage) out += fmt::format(" zero={}", p.zero_stage);
   if (p.tp > 1 && !p.sequence_parallel) out += " sp=off";
   if (p.tp_comm_overlap != TpCommOverlap::none) out += " tp_overlap=" + to_string(p.tp_comm_overlap);
+  if (p.fp8_all_gather) out += " fp8_all_gather";
   if (p.v > 1) out += fmt::format(" v={}", p.v);
   out += fmt::format(" {} b={} B={}", to_string(p.schedule), p.micro_batch, p.micro_batches);
   if (is_zeropp(p.strategy)) out += fmt::format(" U={}", p.unit);

@@ -206,8 +206,8 @@ class Searcher {
     std::optional<Candidate> candidate;
   };
 
-  // For branch_and_bound: the checks of its visit in the same order (memory walk, schedule time bound, lowered
-  // memory walk), each against the GPU memory or the threshold as it stood when the plan was picked (thresholds
+  // For branch_and_bound: the checks of its visit in the same order (memory walk, lowered memory walk, schedule
+  // time bound), each against the GPU memory or the threshold as it stood when the plan was picked (thresholds
   // only fall, so a plan they rule out now the visit rules out too), then the evaluation. Without `walk` (the
   // exhaustive search) only the evaluation.
   std::vector<Speculation> speculate(const std::vector<std::int64_t>& plans, bool walk,
@@ -224,15 +224,19 @@ class Searcher {
       const simulate::ActionCosts& costs = costs_of(plan, id_);
       sp.walk = memory_walk_bound(plan, memory(), &costs);
       if (std::max(e.bounds.memory_bytes, sp.walk) > memory()) return;
-      sp.schedule_time = schedule_time_bound(plan, &costs);
-      if (std::max(e.bounds.time_s, sp.schedule_time) > thresholds[k]) return;
-      // The program the simulation runs, walked first where that can say more (bounds.hpp), then simulated.
-      const PreparedPlan prepared = prepare_plan(plan, costs);
+      // The program the simulation runs, walked where that can say more (bounds.hpp), before the compute-only
+      // schedule is simulated: lowering costs less than that simulation, and the gathers that run ahead rule out
+      // most ZeroPP plans over memory (GPT-3 175B on 64 A100: 134 of the 315 schedule simulations it needed).
+      std::optional<PreparedPlan> prepared;
       if (has_lowered_memory_bound(plan)) {
-        sp.lowered = lowered_memory_bound(prepared, memory());
+        prepared.emplace(prepare_plan(plan, costs));
+        sp.lowered = lowered_memory_bound(*prepared, memory());
         if (sp.lowered > memory()) return;
       }
-      sp.candidate = evaluated_candidate(plans[k], &prepared);
+      sp.schedule_time = schedule_time_bound(plan, &costs);
+      if (std::max(e.bounds.time_s, sp.schedule_time) > thresholds[k]) return;
+      if (!prepared) prepared.emplace(prepare_plan(plan, costs));
+      sp.candidate = evaluated_candidate(plans[k], &*prepared);
     });
     return out;
   }
@@ -309,10 +313,15 @@ class Searcher {
         if (it == slot.end()) break;  // beyond this round: the next one starts here
         tick("simulating", ++visited);
         // The costlier bounds, only for plans that would otherwise be simulated (bounds.hpp): the memory walk,
-        // the compute-only schedule's time (not for the break above: the visit is sorted by the first bound),
-        // the walk of the lowered program.
+        // the walk of the lowered program, the compute-only schedule's time (not for the break above: the visit is
+        // sorted by the first bound).
         const Speculation& sp = ahead[it->second];
         e.bounds.memory_bytes = std::max(e.bounds.memory_bytes, sp.walk);
+        if (e.bounds.memory_bytes > memory()) {
+          e.fate = PlanFate::over_memory_bound;
+          continue;
+        }
+        e.bounds.memory_bytes = std::max(e.bounds.memory_bytes, sp.lowered);
         if (e.bounds.memory_bytes > memory()) {
           e.fate = PlanFate::over_memory_bound;
           continue;
@@ -320,11 +329,6 @@ class Searcher {
         e.bounds.time_s = std::max(e.bounds.time_s, sp.schedule_time);
         if (e.bounds.time_s > threshold(e)) {
           e.fate = PlanFate::pruned_by_time;
-          continue;
-        }
-        e.bounds.memory_bytes = std::max(e.bounds.memory_bytes, sp.lowered);
-        if (e.bounds.memory_bytes > memory()) {
-          e.fate = PlanFate::over_memory_bound;
           continue;
         }
         commit(i, *sp.candidate);
@@ -335,8 +339,10 @@ class Searcher {
       if (e.fate == PlanFate::pruned_by_time && e.bounds.memory_bytes > memory()) e.fate = PlanFate::over_memory_bound;
   }
 
-  // Groups where nothing fits: visit their plans by memory bound until the bound's excess exceeds the smallest
-  // excess simulated (the simulated excess of a plan is at least its bound's).
+  // Groups where nothing fits: simulate their plans in increasing order of memory bound (the memory walk's, where
+  // known), until the bound's excess exceeds the smallest excess simulated (a plan's simulated excess is at least its
+  // bound's). The order is the same on any number of threads: a walked plan is taken only when no plan left to walk
+  // can come before it (their bounds so far are at least the next one's in the sorted list), ties by that position.
   void closest_of_groups_with_no_fit() {
     const auto settle = [&](Group& g) {
       if (g.best || g.members.empty()) return;
@@ -344,38 +350,68 @@ class Searcher {
       std::stable_sort(members.begin(), members.end(), [&](std::int64_t a, std::int64_t b) {
         return entries_[a].bounds.memory_bytes < entries_[b].bounds.memory_bytes;
       });
-      // Sorted by the memory bounds as they stand: every later plan's bound is at least this one's.
       const auto out_of_reach = [&](double bound) {
         return g.closest && bound - memory() > g.closest->estimate.over_by_bytes;
       };
-      // In rounds as in branch_and_bound: the next members within reach are bounded and simulated on the pool,
-      // then taken in order with the reach of the moment (it only shrinks).
       const std::size_t batch = pool_.threads() > 1 ? 4 * static_cast<std::size_t>(pool_.threads()) : 1;
+      using Key = std::pair<double, std::size_t>;  // (bound, position in members)
+      std::vector<Key> walked;                     // a min-heap
+      const auto later = [](const Key& a, const Key& b) { return a > b; };
       std::size_t pos = 0;
-      bool stopped = false;
-      while (pos < members.size() && !stopped) {
-        std::vector<std::int64_t> picked;
-        std::size_t end = pos;
-        for (; end < members.size() && picked.size() < batch; ++end) {
-          const std::int64_t i = members[end];
-          if (out_of_reach(entries_[i].bounds.memory_bytes)) break;
-          if (!evaluated_.contains(i)) picked.push_back(i);
-        }
-        const std::vector<Speculation> ahead = speculate_reach(picked, out_of_reach);
-        std::unordered_map<std::int64_t, std::size_t> slot;
-        for (std::size_t k = 0; k < picked.size(); ++k) slot.emplace(picked[k], k);
-        for (; pos < members.size(); ++pos) {
-          const std::int64_t i = members[pos];
-          if (out_of_reach(entries_[i].bounds.memory_bytes)) {
-            stopped = true;
-            break;
+      const auto skip_evaluated = [&] {
+        while (pos < members.size() && evaluated_.contains(members[pos])) ++pos;
+      };
+      // Until something is simulated there is no reach: the first plan in the list is simulated as it comes.
+      skip_evaluated();
+      if (!g.closest && pos < members.size()) {
+        const std::vector<Speculation> first = speculate_reach({members[pos]}, out_of_reach, kInf);
+        commit(members[pos], *first[0].candidate);
+        ++pos;
+      }
+      while (true) {
+        skip_evaluated();
+        const Key next = pos < members.size() ? Key{entries_[members[pos]].bounds.memory_bytes, pos}
+                                              : Key{kInf, members.size()};
+        const double reach = g.closest ? memory() + g.closest->estimate.over_by_bytes : kInf;
+        if (!walked.empty() && !(next < walked.front())) {
+          // The walked plans that come first, simulated ahead on the pool, committed in order if still in reach.
+          std::vector<std::int64_t> picked;
+          std::vector<double> bounds;
+          while (!walked.empty() && !(next < walked.front()) && picked.size() < batch) {
+            std::pop_heap(walked.begin(), walked.end(), later);
+            const Key k = walked.back();
+            walked.pop_back();
+            if (out_of_reach(k.first)) {  // every later key is at least as large
+              walked.clear();
+              break;
+            }
+            picked.push_back(members[k.second]);
+            bounds.push_back(k.first);
           }
-          if (evaluated_.contains(i)) continue;
-          const auto it = slot.find(i);
-          if (it == slot.end()) break;
-          const Speculation& sp = ahead[it->second];
-          if (out_of_reach(sp.walk)) continue;
-          commit(i, *sp.candidate);
+          if (picked.empty()) break;
+          const std::vector<Speculation> ahead = speculate_reach(picked, out_of_reach, reach, /*walked=*/true);
+          for (std::size_t k = 0; k < picked.size(); ++k) {
+            if (out_of_reach(std::max(bounds[k], ahead[k].walk))) continue;
+            commit(picked[k], *ahead[k].candidate);
+          }
+          continue;
+        }
+        if (pos == members.size() || out_of_reach(next.first)) break;
+        // The next plans of the list, walked on the pool; those within reach wait in the heap.
+        std::vector<std::int64_t> picked;
+        std::vector<std::size_t> at;
+        for (; pos < members.size() && picked.size() < batch; ++pos) {
+          if (evaluated_.contains(members[pos])) continue;
+          if (out_of_reach(entries_[members[pos]].bounds.memory_bytes)) break;
+          picked.push_back(members[pos]);
+          at.push_back(pos);
+        }
+        const std::vector<double> walks = walk_reach(picked, reach);
+        for (std::size_t k = 0; k < picked.size(); ++k) {
+          const double bound = std::max(entries_[picked[k]].bounds.memory_bytes, walks[k]);
+          if (out_of_reach(bound)) continue;
+          walked.push_back({bound, at[k]});
+          std::push_heap(walked.begin(), walked.end(), later);
         }
       }
     };
@@ -384,24 +420,36 @@ class Searcher {
     for (Group& g : family_groups_) settle(g);
   }
 
-  // Memory walk bound of each plan and, unless that puts it out of reach, its evaluation (the reach decides again,
-  // in order, afterwards).
-  // `out_of_reach` as it stands (the reach only shrinks): a plan already out of it is not evaluated.
+  // The memory walk bound of each plan, on the pool; a walk stops once above `reach` (its value so far is a bound).
+  std::vector<double> walk_reach(const std::vector<std::int64_t>& plans, double reach) {
+    std::vector<double> out(plans.size());
+    pool_.run(plans.size(), [&](std::size_t k) {
+      const Plan plan = plan_of(entries_[plans[k]]);
+      out[k] = memory_walk_bound(plan, reach, &costs_of(plan, id_));
+    });
+    return out;
+  }
+
+  // The evaluation of each plan unless its memory bound puts it out of reach (as it stands: the reach only shrinks;
+  // the caller decides again, in order, afterwards): the memory walk first unless `walked` says it is done, then
+  // the lowered program's walk where it applies. Speculation::walk is the largest of those bounds.
   template <class Reach>
-  std::vector<Speculation> speculate_reach(const std::vector<std::int64_t>& plans, const Reach& out_of_reach) {
+  std::vector<Speculation> speculate_reach(const std::vector<std::int64_t>& plans, const Reach& out_of_reach,
+                                           double reach, bool walked = false) {
     std::vector<Speculation> out(plans.size());
     pool_.run(plans.size(), [&](std::size_t k) {
       const Plan plan = plan_of(entries_[plans[k]]);
       const simulate::ActionCosts& costs = costs_of(plan, id_);
-      out[k].walk = memory_walk_bound(plan, std::numeric_limits<double>::infinity(), &costs);
-      if (out_of_reach(out[k].walk)) return;
-      const PreparedPlan prepared = prepare_plan(plan, costs);
-      if (!has_lowered_memory_bound(plan)) {
-        out[k].candidate = evaluated_candidate(plans[k], &prepared);
-        return;
+      if (!walked) {
+        out[k].walk = memory_walk_bound(plan, reach, &costs);
+        if (out_of_reach(out[k].walk)) return;
       }
-      out[k].walk = std::max(out[k].walk, lowered_memory_bound(prepared));
-      if (!out_of_reach(out[k].walk)) out[k].candidate = evaluated_candidate(plans[k], &prepared);
+      const PreparedPlan prepared = prepare_plan(plan, costs);
+      if (has_lowered_memory_bound(plan)) {
+        out[k].walk = std::max(out[k].walk, lowered_memory_bound(prepared, reach));
+        if (out_of_reach(out[k].walk)) return;
+      }
+      out[k].candidate = evaluated_candidate(plans[k], &prepared);
     });
     return out;
   }
@@ -486,12 +534,13 @@ class Searcher {
             ? "none: every plan is simulated (exhaustive)"
             : "exact branch and bound: a plan is not simulated when a lower bound on its simulated peak (static "
               "model-state bytes + the memory of its compute actions in program order, with the ZeRO-3 buffers "
-              "that are provably held) exceeds GPU memory (it cannot fit), or when a lower bound on its simulated "
-              "time (the busiest rank's compute seconds + the forward chain before it, then the compute-only "
-              "schedule's makespan) exceeds the time of every answer it could change";
+              "that are provably held, gathers that ran ahead included) exceeds GPU memory (it cannot fit), or when "
+              "a lower bound on its simulated time (the busiest rank's compute seconds + the forward chain before "
+              "it; for ZeroPP, each unit's forward-backward chain; then the compute-only schedule's makespan) "
+              "exceeds the time of every answer it could change";
     r.tie_rule =
         "ties: lower peak memory, then the earlier plan in enumeration order (strategy, tp/z, pp, ZeRO "
-        "stage, sequence parallelism and TP overlap, schedule, v, b, U, recompute)";
+        "stage, sequence parallelism and TP overlap, schedule, v, b, FP8 all-gather, U, recompute)";
     SearchCounts& n = r.counts;
     n.enumerated = static_cast<std::int64_t>(entries_.size());
     for (const Entry& e : entries_) {

@@ -10,14 +10,17 @@
 namespace zeropp::search {
 namespace {
 
-// Peak-RSS growth per plan, measured with /usr/bin/time on `zeropp search --model gpt3-13b --cluster
-// dgx-a100-80gb --gpus 8 --top 1 --format json` between global batch 1024 (80,178 plans) and 4096 (281,256),
-// 2026-11-26: 552 bytes per plan simulating (the entries, group members, visiting order, and the share of
-// simulated candidates), 715 with --closed-form (every plan keeps its estimates; 715 again from 4096 to 16384),
-// 1378 with --closed-form --csv (a record of every plan on top).
-constexpr std::int64_t kEntryBytes = 552;
-constexpr std::int64_t kEvaluatedBytes = 715 - 552;
-constexpr std::int64_t kRecordBytes = 1378 - 715;
+// Peak-RSS growth per plan, measured with /usr/bin/time (maximum resident set) on `zeropp search --model gpt3-13b
+// --cluster dgx-a100-80gb --gpus 8 --top 1 --format json`, 2026-11-26 at wt-speed (issue 20's families in the
+// space; main's binary gives the same in closed form, 286,400 / 979,964 kB): simulating, between global batch 512
+// (106,014 plans, 62,920 kB) and 2048 (341,064 plans, 193,256 kB), 568 bytes per plan (the entries, group members,
+// visiting order, and the share of simulated candidates); with --closed-form, between 1024 (185,523 plans,
+// 286,456 kB) and 4096 (648,669 plans, 981,508 kB), 1537 (every plan keeps its estimates); with --closed-form
+// --csv, 312,204 and 1,071,064 kB, 1678 (a record of every plan and its CSV row on top). Before the last families
+// (same commands, 80,178 -> 281,256 plans): 552, 715 and 1378.
+constexpr std::int64_t kEntryBytes = 568;
+constexpr std::int64_t kEvaluatedBytes = 1537 - 568;
+constexpr std::int64_t kRecordBytes = 1678 - 1537;
 
 // 1234567 -> "1,234,567": counts that the eye must compare with the budget.
 std::string grouped(double value) {

@@ -11,11 +11,20 @@
 #include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/limits.hpp"
+#include "cost_model/spec/strategy.hpp"
 
 namespace zeropp::search {
 namespace {
 
 using analytic::divisors;
+
+// torchao's enable_fsdp_float8_all_gather is a choice where the plan runs FP8 with the tensorwise recipe and
+// ZeRO-3 sharded parameters (the rule validate_fp8 checks); elsewhere only off.
+std::vector<bool> fp8_all_gather_choices(const ParallelSpec& p) {
+  if (!p.fp8 || fp8_recipe_of(p) != Fp8Recipe::torchao_tensorwise || data_parallel_sync(p).shard_group <= 1)
+    return {false};
+  return {false, true};
+}
 
 std::vector<int> divisors_from(int n, int first) {
   std::vector<int> out;
@@ -235,8 +244,13 @@ void for_each_layout(const Experiment& ex, const SpaceOptions& options,
                 if (sc.kind == ScheduleKind::interleaved && B % pp != 0) continue;  // Megatron's interleaving rule
                 p.micro_batch = b;
                 p.micro_batches = static_cast<int>(B);
-                // U: every size 1..B for the zeropp schedule (ragged last unit allowed), else 1.
-                visit(plan, sc.kind == ScheduleKind::zeropp ? static_cast<int>(B) : 1);
+                // U: every size 1..B for the zeropp schedule (ragged last unit allowed), else 1. FSDP2's FP8
+                // all-gather of the linear weights both ways where the plan can run it.
+                for (bool fp8_all_gather : fp8_all_gather_choices(p)) {
+                  p.fp8_all_gather = fp8_all_gather;
+                  visit(plan, sc.kind == ScheduleKind::zeropp ? static_cast<int>(B) : 1);
+                }
+                p.fp8_all_gather = false;
               }
               }
             }

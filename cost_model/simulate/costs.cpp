@@ -10,6 +10,24 @@
 
 namespace zeropp::simulate {
 
+double StageCost::compute_seconds(schedule::ActionType type) const {
+  using schedule::ActionType;
+  switch (type) {
+    case ActionType::F:
+      return f;
+    case ActionType::B:
+      return b;
+    case ActionType::W:
+      return w;
+    case ActionType::BW:
+      return bw;
+    case ActionType::RECOMPUTE:
+      return recompute;
+    default:
+      return 0;
+  }
+}
+
 ActionCosts ActionCosts::uniform(int pp, int v, double f, double b, double w, double comm) {
   if (pp < 1) throw SpecError("pp", "pp=" + std::to_string(pp) + " must be >= 1");
   if (v < 1) throw SpecError("chunks", "chunks=" + std::to_string(v) + " must be >= 1");

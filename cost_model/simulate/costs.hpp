@@ -48,6 +48,9 @@ struct StageCost {
   double w_buffer_bytes = 0;        // from B end until W end: 32sbh per layer (ZB-PP Table 1)
   double gathered_param_bytes = 0;  // from UNSHARD start until RESHARD
   double grad_buffer_bytes = 0;     // unsharded gradients: first W/BW of the stage until its REDUCE_GRAD ends
+
+  // Seconds of a compute action (F, B, W, BW, RECOMPUTE) of this stage as the table gives them; 0 for any other.
+  double compute_seconds(schedule::ActionType type) const;
 };
 
 // Costs of one whole pipeline (p ranks, v chunks each).

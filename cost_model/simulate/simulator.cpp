@@ -398,15 +398,11 @@ class Engine {
     const StageCost& c = costs_->stages[a.stage];
     switch (a.type) {
       case ActionType::F:
-        return c.f;
       case ActionType::B:
-        return c.b;
       case ActionType::W:
-        return c.w;
       case ActionType::BW:
-        return c.bw;
       case ActionType::RECOMPUTE:
-        return c.recompute;
+        return c.compute_seconds(a.type);
       case ActionType::SEND_F:
         return c.send_f.seconds;
       case ActionType::SEND_B:

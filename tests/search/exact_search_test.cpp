@@ -7,9 +7,11 @@
 #include "cost_model/search/bounds.hpp"
 #include "cost_model/search/compare.hpp"
 #include "cost_model/search/describe.hpp"
+#include "cost_model/search/peak_memory.hpp"
 #include "cost_model/search/plans_csv.hpp"
 #include "cost_model/search/search.hpp"
 #include "cost_model/search/simulated_estimate.hpp"
+#include "cost_model/search/simulated_timing.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/strategy.hpp"
@@ -281,11 +283,20 @@ TEST(ExactSearch, Fp8EqualsBruteForce) {
   SpaceOptions space;
   space.max_v = 2;
   space.max_micro_batch = 2;
-  const auto every_plan_in_fp8 = [](const Plan& plan) {
+  int all_gather_both_ways = 0;
+  const auto every_plan_in_fp8 = [&](const Plan& plan) {
     EXPECT_TRUE(plan.parallel.fp8) << describe_plan(plan.parallel);
+    // FSDP2's FP8 all-gather (torchao tensorwise, ZeRO-3): the search tries it on and off.
+    if (plan.parallel.fp8_all_gather) {
+      ++all_gather_both_ways;
+      ParallelSpec off = plan.parallel;
+      off.fp8_all_gather = false;
+      EXPECT_NO_THROW(validate(Plan{plan.model, plan.cluster, off})) << describe_plan(off);
+    }
     return true;
   };
   EXPECT_GT(expect_bounds_and_exact(ex, space, every_plan_in_fp8), 100);
+  EXPECT_GT(all_gather_both_ways, 50);
 }
 
 // Issue 20, item 3: FSDP2 under a pipeline (with and without TP) and HSDP over four nodes, memory tight: the bounds
@@ -313,6 +324,59 @@ TEST(ExactSearch, FsdpUnderPipelineAndHsdpEqualBruteForce) {
   expect_bounds_and_exact(ex, space, fsdp_pp_or_hsdp);
   EXPECT_GT(hsdp, 50);
   EXPECT_GT(pipelined, 50);
+}
+
+// Issue 20 item 5: GPT-3 175B on 64 A100, ZeroPP only, global batch 32. The gathers of a unit run ahead of its
+// forwards (no gathered-buffer limit), so a plan's peak comes with many stages gathered at once, and with units of
+// one micro-batch its time is mostly pipeline fill and drain, once per unit: lowered_memory_bound and lower_bounds
+// see both (bounds.hpp). Every bound lies below the simulation, the pruned search equals brute force, and no plan
+// it simulates ends over memory (main at 04246e3 simulated 67 plans here, 47 of them over memory).
+TEST(ExactSearch, ZeroPPGathersAheadAndUnitsEqualBruteForce) {
+  const Experiment ex = testing::experiment("gpt3-175b", 64, 32);
+  SpaceOptions space;
+  space.strategies = {Strategy::zeropp_a, Strategy::zeropp_b};
+  int small_units = 0;
+  const auto zeropp_plans = [&](const Plan& plan) {
+    if (plan.parallel.unit == 1 && plan.parallel.micro_batches >= 8) {
+      ++small_units;
+      // Not vacuous: the units bound is within 10% of the compute-only schedule's makespan.
+      EXPECT_GT(lower_bounds(plan).time_s, 0.9 * schedule_time_bound(plan)) << describe_plan(plan.parallel);
+    }
+    return true;
+  };
+  EXPECT_GT(expect_bounds_and_exact(ex, space, zeropp_plans), 3000);
+  EXPECT_GT(small_units, 50);
+  SearchOptions o;
+  o.space = space;
+  const SearchResult r = run_search(ex, o);
+  EXPECT_EQ(r.counts.over_memory, r.counts.over_memory_bound) << "a plan was simulated that ends over memory";
+}
+
+// The peak the lowered walk finds where the gathers ran ahead: a ZeroPP plan whose simulated peak holds many stages'
+// gathered parameters at once (the walk of held stages alone would count one), and the bound reaches it.
+TEST(Bounds, LoweredWalkCountsTheGathersThatRanAhead) {
+  Plan plan{load_model("gpt3-175b"), load_cluster("dgx-a100-80gb"), {}};
+  ParallelSpec& p = plan.parallel;
+  p.strategy = Strategy::zeropp_a;
+  p.zero_stage = 0;
+  p.z = 8;
+  p.pp = 8;
+  p.v = 12;
+  p.schedule = ScheduleKind::zeropp;
+  p.micro_batches = 16;
+  p.unit = 1;
+  p.recompute = Recompute::selective;
+  validate(plan);
+  const PreparedPlan prepared = prepare_plan(plan);
+  const simulate::SimResult sim = simulate_plan(plan);
+  const PeakBreakdown peak = peak_breakdown(plan, sim);
+  double stage = 0;
+  for (const simulate::StageCost& c : prepared.costs.stages) stage = std::max(stage, c.gathered_param_bytes);
+  EXPECT_GT(peak.gathered_params, 4 * stage);
+  const double bound = lowered_memory_bound(prepared);
+  EXPECT_LE(bound, peak.total);
+  EXPECT_GT(bound, memory_walk_bound(plan) + 4 * stage);
+  EXPECT_NEAR(bound, peak.total, 1e-6 * peak.total);
 }
 
 // Nothing fits anywhere: every strategy's closest plan is exact.

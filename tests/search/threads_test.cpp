@@ -71,6 +71,15 @@ TEST(SearchThreads, Gpt3_1_3bIsTheSameOnThreeThreads) {
   expect_same_search(testing::experiment("gpt3-1.3b", 16, 64), o, 3);
 }
 
+// ZeroPP plans ruled out by the lowered walk (gathers run ahead) and by the units time bound, between the round's
+// speculation and the visit (search.cpp): GPT-3 175B on 64 A100, ZeroPP only.
+TEST(SearchThreads, ZeroPPLoweredBoundsAreTheSameOnTwoThreads) {
+  SearchOptions o;
+  o.space.strategies = {Strategy::zeropp_a, Strategy::zeropp_b};
+  o.top = 5;
+  expect_same_search(testing::experiment("gpt3-175b", 64, 32), o, 2);
+}
+
 // Nothing fits: the closest plan of every group is searched in rounds too.
 TEST(SearchThreads, NothingFitsIsTheSameOnTwoThreads) {
   SearchOptions o;

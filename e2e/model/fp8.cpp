@@ -7,9 +7,9 @@ namespace zeropp::e2e {
 namespace {
 
 struct Fp8Bits {
-  int mantissa;    // explicit mantissa bits
-  int min_exp;     // exponent of the smallest normal number (1 - bias)
-  float max;       // largest finite value
+  int mantissa;  // explicit mantissa bits
+  int min_exp;   // exponent of the smallest normal number (1 - bias)
+  float max;     // largest finite value
 };
 
 // OCP 8-bit floating point specification (E4M3: bias 7, the all-ones exponent with mantissa 111 is NaN, so the

@@ -24,16 +24,16 @@ TEST(Fp8, E4M3HandValues) {
   EXPECT_EQ(fp8_round(464.0f, f), 448.0f);  // saturating: past the max (480 would be the next step)
   EXPECT_EQ(fp8_round(1e9f, f), 448.0f);
   EXPECT_EQ(fp8_round(-std::numeric_limits<float>::infinity(), f), -448.0f);
-  EXPECT_EQ(fp8_round(1.0625f, f), 1.0f);    // tie between 1 (mantissa 000) and 1.125 (001): even
-  EXPECT_EQ(fp8_round(1.1875f, f), 1.25f);   // tie between 1.125 (001) and 1.25 (010): even
-  EXPECT_EQ(fp8_round(1.07f, f), 1.125f);    // nearest
-  EXPECT_EQ(fp8_round(-3.3f, f), -3.25f);    // spacing 0.25 in [2, 4)
-  EXPECT_EQ(fp8_round(0.015625f, f), 0.015625f);                           // 2^-6: smallest normal
-  EXPECT_EQ(fp8_round(std::ldexp(1.0f, -9), f), std::ldexp(1.0f, -9));     // smallest subnormal
-  EXPECT_EQ(fp8_round(std::ldexp(1.0f, -10), f), 0.0f);                    // half of it: tie to even (0)
-  EXPECT_EQ(fp8_round(std::ldexp(3.0f, -10), f), std::ldexp(1.0f, -8));    // 1.5 steps: tie to even (2 steps)
+  EXPECT_EQ(fp8_round(1.0625f, f), 1.0f);         // tie between 1 (mantissa 000) and 1.125 (001): even
+  EXPECT_EQ(fp8_round(1.1875f, f), 1.25f);        // tie between 1.125 (001) and 1.25 (010): even
+  EXPECT_EQ(fp8_round(1.07f, f), 1.125f);         // nearest
+  EXPECT_EQ(fp8_round(-3.3f, f), -3.25f);         // spacing 0.25 in [2, 4)
+  EXPECT_EQ(fp8_round(0.015625f, f), 0.015625f);  // 2^-6: smallest normal
+  EXPECT_EQ(fp8_round(std::ldexp(1.0f, -9), f), std::ldexp(1.0f, -9));   // smallest subnormal
+  EXPECT_EQ(fp8_round(std::ldexp(1.0f, -10), f), 0.0f);                  // half of it: tie to even (0)
+  EXPECT_EQ(fp8_round(std::ldexp(3.0f, -10), f), std::ldexp(1.0f, -8));  // 1.5 steps: tie to even (2 steps)
   EXPECT_EQ(fp8_round(std::ldexp(0.75f, -9), f), std::ldexp(1.0f, -9));
-  EXPECT_EQ(fp8_round(std::ldexp(5.0f, -9), f), std::ldexp(5.0f, -9));     // subnormal 0.101 * 2^-6
+  EXPECT_EQ(fp8_round(std::ldexp(5.0f, -9), f), std::ldexp(5.0f, -9));  // subnormal 0.101 * 2^-6
   EXPECT_TRUE(std::isnan(fp8_round(std::nanf(""), f)));
 }
 
@@ -43,9 +43,9 @@ TEST(Fp8, E5M2HandValues) {
   EXPECT_EQ(fp8_round(57344.0f, f), 57344.0f);
   EXPECT_EQ(fp8_round(61440.0f, f), 57344.0f);  // the tie with 65536 (inf in E5M2) saturates
   EXPECT_EQ(fp8_round(std::numeric_limits<float>::infinity(), f), 57344.0f);
-  EXPECT_EQ(fp8_round(1.125f, f), 1.0f);   // tie between 1 (00) and 1.25 (01): even
-  EXPECT_EQ(fp8_round(1.375f, f), 1.5f);   // tie between 1.25 (01) and 1.5 (10): even
-  EXPECT_EQ(fp8_round(-0.3f, f), -0.3125f);  // spacing 2^-4 in [0.25, 0.5)
+  EXPECT_EQ(fp8_round(1.125f, f), 1.0f);                                  // tie between 1 (00) and 1.25 (01): even
+  EXPECT_EQ(fp8_round(1.375f, f), 1.5f);                                  // tie between 1.25 (01) and 1.5 (10): even
+  EXPECT_EQ(fp8_round(-0.3f, f), -0.3125f);                               // spacing 2^-4 in [0.25, 0.5)
   EXPECT_EQ(fp8_round(std::ldexp(1.0f, -16), f), std::ldexp(1.0f, -16));  // smallest subnormal
   EXPECT_EQ(fp8_round(std::ldexp(1.0f, -17), f), 0.0f);                   // tie to even (0)
   EXPECT_EQ(fp8_round(std::ldexp(3.0f, -17), f), std::ldexp(1.0f, -15));  // tie to even (2 steps)
@@ -63,7 +63,7 @@ std::vector<Code> all_codes(Fp8Format f) {
   for (int e = 0; e <= emax; ++e)
     for (int m = 0; m < (1 << mbits); ++m) {
       if (f == Fp8Format::e4m3 && e == emax && m == (1 << mbits) - 1) continue;  // NaN
-      if (f == Fp8Format::e5m2 && e == emax) continue;                            // inf, NaN
+      if (f == Fp8Format::e5m2 && e == emax) continue;                           // inf, NaN
       const float v = e == 0 ? std::ldexp(static_cast<float>(m), 1 - bias - mbits)
                              : std::ldexp(1.0f + static_cast<float>(m) / static_cast<float>(1 << mbits), e - bias);
       out.push_back({v, (m & 1) != 0});

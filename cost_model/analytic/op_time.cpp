@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/analytic/time_model.hpp"
+#include "cost_model/spec/error.hpp"
+#include "cost_model/spec/names.hpp"
 
 namespace zeropp::analytic {
 
@@ -68,10 +72,18 @@ double memory_time(const ClusterSpec& cluster, double bytes) {
   return bytes / (cluster.memory_bandwidth * efficiency);
 }
 
-FlashEfficiency attention_rate(const ClusterSpec& cluster, const ModelSpec& model) {
-  if (cluster.gpu && !cluster.gpu->attention.points.empty())
-    return attention_efficiency(cluster.gpu->attention, model.head_dim(), model.seq_len);
-  return cluster.flash_attention_efficiency;
+FlashEfficiency attention_rate(const ClusterSpec& cluster, const ModelSpec& model, AttentionKernel kernel) {
+  if (!cluster.gpu || cluster.gpu->attention.empty()) return cluster.flash_attention_efficiency;
+  const auto it = cluster.gpu->attention.find(kernel);
+  if (it == cluster.gpu->attention.end())
+    throw SpecError("parallel.attention_kernel",
+                    fmt::format("parallel.attention_kernel={}: cluster {} publishes no figures for it (gpu.attention)",
+                                to_string(kernel), cluster.name));
+  const auto peak = cluster.peak_flops.find(Dtype::bf16);
+  if (peak == cluster.peak_flops.end())
+    throw SpecError("cluster.peak_tflops.bf16",
+                    fmt::format("cluster {}: gpu.attention figures need peak_tflops.bf16", cluster.name));
+  return attention_efficiency(it->second, peak->second / 1e12, model.head_dim(), model.seq_len, true);
 }
 
 }  // namespace zeropp::analytic

@@ -38,8 +38,11 @@ double gemm_time(const ClusterSpec& cluster, Dtype dtype, const Gemm& g);
 // profile does not know its HBM bandwidth.
 double memory_time(const ClusterSpec& cluster, double bytes);
 
-// FlashAttention's rate for a model's head dimension and sequence length: the operation table's attention points
-// (gpu_ops.hpp, attention_efficiency), else the profile's flash_attention_efficiency.
-FlashEfficiency attention_rate(const ClusterSpec& cluster, const ModelSpec& model);
+// The rate of the fused attention kernel `kernel` (flash2, flash3, cudnn) for a model's head dimension and
+// sequence length, causal (every model here is a decoder): the operation table's figures for that kernel over the
+// profile's bf16 peak (gpu_ops.hpp, attention_efficiency), else, on a profile without figures, its
+// flash_attention_efficiency for every fused kernel. A kernel the table lacks is refused before pricing
+// (spec/attention_kernel.hpp); asked anyway, it throws SpecError.
+FlashEfficiency attention_rate(const ClusterSpec& cluster, const ModelSpec& model, AttentionKernel kernel);
 
 }  // namespace zeropp::analytic

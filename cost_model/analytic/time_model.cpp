@@ -16,6 +16,7 @@
 #include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/analytic/tp_overlap.hpp"
 #include "cost_model/analytic/zero3_execution.hpp"
+#include "cost_model/spec/attention_kernel.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/strategy.hpp"
@@ -108,7 +109,7 @@ AttentionCoreSeconds attention_core_seconds(const Plan& plan, const LayerGemms& 
     // One fused kernel each way, at its own measured rate (op_time.hpp: by head dimension and sequence length),
     // on the FLOPs it executes as its authors count them (flops.hpp: the causal half; 2.5x in B).
     const double fwd_flops = kCausalAttentionFraction * g.attention_flops();
-    const FlashEfficiency rate = attention_rate(plan.cluster, plan.model);
+    const FlashEfficiency rate = attention_rate(plan.cluster, plan.model, attention_kernel_of(plan));
     return {fwd_flops / (peak * rate.forward * sustain),
             kFlashBackwardFactor * fwd_flops / (peak * rate.backward * sustain)};
   }
@@ -180,8 +181,11 @@ double efficiency_ceiling(const ClusterSpec& cluster, Dtype dtype) {
     best = cluster.gpu->matmul_efficiency.value;  // utilization <= 1, and the HBM roofline only slows
   }
   best = std::max({best, cluster.flash_attention_efficiency.forward, cluster.flash_attention_efficiency.backward});
-  if (cluster.gpu)
-    for (const AttentionPoint& p : cluster.gpu->attention.points) best = std::max({best, p.forward, p.backward});
+  const auto peak = cluster.peak_flops.find(Dtype::bf16);
+  if (cluster.gpu && peak != cluster.peak_flops.end())
+    for (const auto& [kernel, t] : cluster.gpu->attention)
+      for (const auto* list : {&t.forward, &t.backward})
+        for (const AttentionPoint& p : *list) best = std::max(best, p.tflops * 1e12 / peak->second);
   return best;
 }
 

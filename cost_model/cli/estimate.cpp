@@ -27,6 +27,7 @@
 #include "cost_model/spec/limits.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/stage_layout.hpp"
+#include "cost_model/spec/attention_kernel.hpp"
 #include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/strategy.hpp"
 
@@ -36,6 +37,7 @@ namespace {
 struct EstimateArgs {
   std::string plan_file, model, cluster;
   std::string strategy, schedule, recompute, grad_reduce, dtype, framework, tp_comm_overlap, fp8_recipe;
+  std::string attention_kernel;
   std::optional<bool> fp8_all_gather;
   std::optional<int> tp, pp, dp, z, zero_stage, v, micro_batch, micro_batches, unit, gpus;
   std::optional<int> first_stage_layers, last_stage_layers, cp, dp_shard;
@@ -145,6 +147,8 @@ Plan build_plan(const EstimateArgs& a) {
   } else if (!a.tp_comm_overlap.empty()) {
     p.tp_comm_overlap = tp_comm_overlap_from_string(a.tp_comm_overlap, "--tp-comm-overlap");
   }
+  if (!a.attention_kernel.empty())
+    p.attention_kernel = attention_kernel_from_string(a.attention_kernel, "--attention-kernel");
   validate(plan);
   return plan;
 }
@@ -188,10 +192,10 @@ void print_table(const Plan& plan, const search::SimulatedEstimate& s) {
                            to_string(framework_of(p)), to_string(precision.grads), to_string(precision.reduce));
   std::cout << fmt::format(
       "      tp={} pp={} dp={} z={} zero_stage={} v={} schedule={} b={} B={} U={} recompute={} "
-      "sp={} tp_comm_overlap={} {}\n",
+      "sp={} tp_comm_overlap={} attention={} {}\n",
       p.tp, p.pp, p.dp, p.z, p.zero_stage, p.v, to_string(p.schedule), p.micro_batch, p.micro_batches, p.unit,
       to_string(p.recompute), p.sequence_parallel ? "on" : "off", to_string(p.tp_comm_overlap),
-      dtype_label(p.dtype, p.fp8));
+      to_string(attention_kernel_of(plan)), dtype_label(p.dtype, p.fp8));
   if (const std::optional<Fp8Recipe> recipe = fp8_recipe_of(p))
     std::cout << fmt::format("      fp8: linear-layer GEMMs in FP8, recipe {}{}\n", to_string(*recipe),
                              p.fp8_all_gather ? ", FP8 all-gather of the linear weights" : "");
@@ -332,6 +336,9 @@ const bool registered = register_command({
       sub.add_option("--tp-comm-overlap", a->tp_comm_overlap,
                      "none | userbuffers (Megatron/TransformerEngine, compute capability 9.0+) | async_tp (PyTorch, "
                      "torchtitan) | auto (what the framework runs on this GPU); default: the plan file's, else none");
+      sub.add_option("--attention-kernel", a->attention_kernel,
+                     "flash2 | flash3 (Hopper only) | cudnn | unfused: the attention core's kernel (default: what the "
+                     "framework runs on this GPU: spec/attention_kernel.hpp)");
       sub.add_flag("--no-dp-overlap", a->no_dp_overlap,
                    "DP gradient sync after the backward, not overlapped (parallel.overlap_grad_reduce=false)");
       sub.add_flag("--closed-form", a->closed_form, "Closed forms only, no schedule simulation");

@@ -2,7 +2,10 @@
 
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "cost_model/options/cli_checks.hpp"
+#include "cost_model/spec/attention_kernel.hpp"
 #include "cost_model/spec/error.hpp"
 #include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/limits.hpp"
@@ -26,6 +29,9 @@ void add_experiment_options(CLI::App& sub, ExperimentArgs& a) {
                  "plan's framework's)");
   sub.add_option("--framework", a.framework,
                  "megatron | deepspeed | fsdp2 | zeropp | fsdp1: every plan's (default: each strategy's own)");
+  sub.add_option("--attention-kernel", a.attention_kernel,
+                 "flash2 | flash3 (Hopper only) | cudnn | unfused: every plan's attention kernel (default: what each "
+                 "plan's framework runs on this GPU: spec/attention_kernel.hpp)");
   add_seq_option(sub, a.seq);
 }
 
@@ -64,7 +70,13 @@ Experiment load_experiment_args(const ExperimentArgs& a, const std::string& defa
     ex.fp8_recipe = fp8_recipe_from_string(a.fp8_recipe, "--fp8-recipe");
     if (!ex.fp8) throw SpecError("--fp8-recipe", "--fp8-recipe needs --dtype fp8 (or an experiment in fp8)");
   }
-  if (ex.fp8) validate(ex);  // the cluster's FP8 rate, the recipe (spec/fp8.hpp)
+  if (!a.attention_kernel.empty()) {
+    ex.attention_kernel = attention_kernel_from_string(a.attention_kernel, "--attention-kernel");
+    if (const std::string no = attention_kernel_unavailable(*ex.attention_kernel, ex.model, ex.cluster); !no.empty())
+      throw SpecError("--attention-kernel", fmt::format("--attention-kernel {} cannot run on cluster {}: {}",
+                                                        a.attention_kernel, ex.cluster.name, no));
+  }
+  if (ex.fp8 || ex.attention_kernel) validate(ex);  // the FP8 rate and recipe (spec/fp8.hpp); the attention kernel
   return ex;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The experiment a command works on, from `--experiment NAME|FILE` or from `--model --cluster --gpus
-// --global-batch` (one or the other, never both), and `--dtype`, `--framework` (every plan's) and `--seq` with
-// either.
+// --global-batch` (one or the other, never both), and `--dtype`, `--framework`, `--attention-kernel` (every plan's)
+// and `--seq` with either.
 // Shared by `compare`, `search`, `report`.
 #include <string>
 
@@ -12,7 +12,7 @@
 namespace zeropp::cli {
 
 struct ExperimentArgs {
-  std::string experiment, model, cluster, dtype, framework, fp8_recipe;
+  std::string experiment, model, cluster, dtype, framework, fp8_recipe, attention_kernel;
   int gpus = 0;
   long long global_batch = 0;
   int seq = 0;  // --seq; 0: the model file's

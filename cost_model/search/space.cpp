@@ -191,6 +191,7 @@ void for_each_layout(const Experiment& ex, const SpaceOptions& options,
   ParallelSpec& p = plan.parallel;
   p.dtype = ex.dtype;
   p.framework = ex.framework;
+  p.attention_kernel = ex.attention_kernel;  // absent: each plan's framework's (spec/attention_kernel.hpp)
   p.fp8 = ex.fp8;  // every plan in FP8 when the experiment says so (spec/fp8.hpp)
   p.fp8_recipe = ex.fp8_recipe;
 

@@ -132,7 +132,8 @@ ValidationReport load_validation_json(const nlohmann::json& j, const std::string
     const std::string path = root + ".parallel";
     const auto& p = strict_object(
         j.at("parallel"), path,
-        {"zero_stage", "sequence_parallel", "tp_comm_overlap", "overlap_param_gather", "framework", "reduce_dtype"});
+        {"zero_stage", "sequence_parallel", "tp_comm_overlap", "overlap_param_gather", "framework", "reduce_dtype",
+         "attention_kernel"});
     if (p.contains("zero_stage")) {
       const auto& v = p.at("zero_stage");
       if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 1)
@@ -147,6 +148,10 @@ ValidationReport load_validation_json(const nlohmann::json& j, const std::string
       shared.framework = framework_from_string(string_value(p, path, "framework"), path + ".framework");
     if (p.contains("reduce_dtype"))
       shared.reduce_dtype = dtype_from_string(string_value(p, path, "reduce_dtype"), path + ".reduce_dtype");
+    // The kernel the set's runs ran (the set file quotes its source); absent: the framework's on the GPU.
+    if (p.contains("attention_kernel"))
+      shared.attention_kernel =
+          attention_kernel_from_string(string_value(p, path, "attention_kernel"), path + ".attention_kernel");
   }
 
   const auto& rows = required(j, root, "rows");

@@ -357,7 +357,20 @@ void validate(const ClusterSpec& c, const std::string& field) {
     const std::string path = fmt::format("{}.flash_attention_efficiency.{}", field, pass);
     if (!(value > 0 && value <= 1)) throw SpecError(path, fmt::format("{}={} must be in (0, 1]", path, value));
   }
-  if (c.gpu) validate(*c.gpu, field + ".gpu");
+  if (c.gpu) {
+    validate(*c.gpu, field + ".gpu");
+    // An attention figure above the 16-bit dense peak is a typo or another dtype's figure (they are bf16/fp16).
+    const auto peak = c.peak_flops.find(Dtype::bf16);
+    for (const auto& [kernel, t] : c.gpu->attention)
+      for (const auto* list : {&t.forward, &t.backward})
+        for (std::size_t i = 0; i < list->size(); ++i)
+          if (peak != c.peak_flops.end() && (*list)[i].tflops * 1e12 > peak->second) {
+            const std::string at = fmt::format("{}.gpu.attention.{}.{}[{}].tflops", field, to_string(kernel),
+                                               list == &t.forward ? "forward" : "backward", i);
+            throw SpecError(at, fmt::format("{}={} exceeds {}.peak_tflops.bf16={}", at, (*list)[i].tflops, field,
+                                            peak->second / 1e12));
+          }
+  }
   for (const auto& [level, fits] : c.collectives) {
     const std::string level_path = field + ".collectives." + level;
     if (!is_one_of(level, kLinkLevels))

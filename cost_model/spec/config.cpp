@@ -134,7 +134,7 @@ nlohmann::json to_json(const Plan& plan) {
 Experiment experiment_from_json(const nlohmann::json& j, const fs::path& base_dir, const ModelOptions& options) {
   const detail::Fields f(j, "experiment",
                          {"name", "model", "cluster", "gpus", "global_batch", "strategies", "dtype", "framework",
-                          "fp8_recipe"});
+                          "fp8_recipe", "attention_kernel"});
   Experiment e;
   e.name = f.string("name", "");
   e.model = model_from_value(f.at("model"), base_dir, options);
@@ -157,6 +157,8 @@ Experiment experiment_from_json(const nlohmann::json& j, const fs::path& base_di
   if (f.has("fp8_recipe"))
     e.fp8_recipe = fp8_recipe_from_string(f.string("fp8_recipe"), f.path_of("fp8_recipe"));
   if (f.has("framework")) e.framework = framework_from_string(f.string("framework"), f.path_of("framework"));
+  if (f.has("attention_kernel"))
+    e.attention_kernel = attention_kernel_from_string(f.string("attention_kernel"), f.path_of("attention_kernel"));
   validate(e);
   return e;
 }
@@ -173,6 +175,7 @@ nlohmann::json to_json(const Experiment& e) {
                       {"dtype", dtype_label(e.dtype, e.fp8)}};
   if (e.framework) j["framework"] = to_string(*e.framework);  // absent: by strategy
   if (e.fp8_recipe) j["fp8_recipe"] = to_string(*e.fp8_recipe);  // absent: by framework
+  if (e.attention_kernel) j["attention_kernel"] = to_string(*e.attention_kernel);  // absent: by framework and GPU
   return j;
 }
 

@@ -39,6 +39,8 @@ struct Experiment {
   bool fp8 = false;
   std::optional<Fp8Recipe> fp8_recipe;
   std::optional<Framework> framework;  // every plan's; absent: each strategy's own (strategy.hpp)
+  // Every plan's attention kernel; absent: each plan's framework's on this GPU (spec/attention_kernel.hpp).
+  std::optional<AttentionKernel> attention_kernel;
 
   friend bool operator==(const Experiment&, const Experiment&) = default;
 };

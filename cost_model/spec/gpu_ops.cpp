@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -38,6 +39,7 @@ constexpr std::array<EntryRule, 9> kEntries{{
 
 constexpr NumberRange kHeadDim{1, 4096, false};
 constexpr NumberRange kSeqLen{1, 1e9, false};
+constexpr NumberRange kTflops{1e-3, 1e5, false};
 
 OpEntry entry_from_json(const nlohmann::json& j, const std::string& path) {
   const detail::Fields f(j, path, {"value", "provenance"});
@@ -47,18 +49,66 @@ OpEntry entry_from_json(const nlohmann::json& j, const std::string& path) {
   return e;
 }
 
-AttentionTable attention_from_json(const nlohmann::json& j, const std::string& path) {
-  const detail::Fields f(j, path, {"provenance", "points"});
+std::vector<AttentionPoint> attention_points_from_json(const nlohmann::json& j, const std::string& list) {
+  detail::expect_array(j, list);
+  std::vector<AttentionPoint> out;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const detail::Fields p(j[i], fmt::format("{}[{}]", list, i), {"head_dim", "seq_len", "causal", "tflops"});
+    out.push_back({p.number("head_dim"), p.number("seq_len"), p.boolean("causal"), p.number("tflops")});
+  }
+  return out;
+}
+
+AttentionTable attention_table_from_json(const nlohmann::json& j, const std::string& path) {
+  const detail::Fields f(j, path, {"provenance", "forward", "backward"});
   AttentionTable t;
   t.provenance = provenance_from_string(f.string("provenance"), f.path_of("provenance"));
-  const std::string list = f.path_of("points");
-  detail::expect_array(f.at("points"), list);
-  for (std::size_t i = 0; i < f.at("points").size(); ++i) {
-    const detail::Fields p(f.at("points")[i], fmt::format("{}[{}]", list, i),
-                           {"head_dim", "seq_len", "forward", "backward"});
-    t.points.push_back({p.number("head_dim"), p.number("seq_len"), p.number("forward"), p.number("backward")});
-  }
+  t.forward = attention_points_from_json(f.at("forward"), f.path_of("forward"));
+  t.backward = attention_points_from_json(f.at("backward"), f.path_of("backward"));
   return t;
+}
+
+// "attention": {"flash2": {...}, ...}: the fused kernels only (unfused has no table: its GEMMs are GEMMs).
+std::map<AttentionKernel, AttentionTable> attention_from_json(const nlohmann::json& j, const std::string& path) {
+  const detail::Fields f(j, path, {"flash2", "flash3", "cudnn"});
+  std::map<AttentionKernel, AttentionTable> out;
+  for (const AttentionKernel k : {AttentionKernel::flash2, AttentionKernel::flash3, AttentionKernel::cudnn}) {
+    const std::string name = to_string(k);
+    if (f.has(name)) out[k] = attention_table_from_json(f.at(name), f.path_of(name));
+  }
+  return out;
+}
+
+nlohmann::json to_json(const std::vector<AttentionPoint>& points) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const AttentionPoint& p : points)
+    out.push_back({{"head_dim", p.head_dim}, {"seq_len", p.seq_len}, {"causal", p.causal}, {"tflops", p.tflops}});
+  return out;
+}
+
+void validate_points(const std::vector<AttentionPoint>& pts, const std::string& list) {
+  if (pts.empty()) throw SpecError(list, fmt::format("{}: at least one point", list));
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const std::string at = fmt::format("{}[{}]", list, i);
+    check_number(at, "head_dim", pts[i].head_dim, kHeadDim);
+    check_number(at, "seq_len", pts[i].seq_len, kSeqLen);
+    check_number(at, "tflops", pts[i].tflops, kTflops);
+    const auto key = [](const AttentionPoint& p) { return std::tuple{p.causal, p.head_dim, p.seq_len}; };
+    if (i > 0 && !(key(pts[i - 1]) < key(pts[i])))
+      throw SpecError(at, fmt::format("{}: points must be in increasing (causal, head_dim, seq_len), each once", at));
+  }
+}
+
+// The points of `pts` with mask `causal`, else (none listed) all of them.
+std::vector<AttentionPoint> with_mask(const std::vector<AttentionPoint>& pts, bool causal) {
+  std::vector<AttentionPoint> out;
+  for (const AttentionPoint& p : pts)
+    if (p.causal == causal) out.push_back(p);
+  return out.empty() ? pts : out;
+}
+
+bool lists_mask(const std::vector<AttentionPoint>& pts, bool causal) {
+  return std::any_of(pts.begin(), pts.end(), [&](const AttentionPoint& p) { return p.causal == causal; });
 }
 
 }  // namespace
@@ -82,12 +132,12 @@ nlohmann::json to_json(const GpuOps& ops) {
     const OpEntry& e = ops.*rule.member;
     if (e.known()) j[std::string(rule.name)] = {{"value", e.value}, {"provenance", to_string(e.provenance)}};
   }
-  if (!ops.attention.points.empty()) {
-    nlohmann::json points = nlohmann::json::array();
-    for (const AttentionPoint& p : ops.attention.points)
-      points.push_back(
-          {{"head_dim", p.head_dim}, {"seq_len", p.seq_len}, {"forward", p.forward}, {"backward", p.backward}});
-    j["attention"] = {{"provenance", to_string(ops.attention.provenance)}, {"points", points}};
+  if (!ops.attention.empty()) {
+    nlohmann::json attention = nlohmann::json::object();
+    for (const auto& [kernel, t] : ops.attention)
+      attention[to_string(kernel)] = {
+          {"provenance", to_string(t.provenance)}, {"forward", to_json(t.forward)}, {"backward", to_json(t.backward)}};
+    j["attention"] = attention;
   }
   return j;
 }
@@ -103,35 +153,40 @@ void validate(const GpuOps& ops, const std::string& field) {
   if (ops.gemm_tile_rows.known() != ops.gemm_tile_cols.known())
     throw SpecError(field + (ops.gemm_tile_rows.known() ? ".gemm_tile_cols" : ".gemm_tile_rows"),
                     fmt::format("{0}.gemm_tile_rows and {0}.gemm_tile_cols are given together or not at all", field));
-  const auto& pts = ops.attention.points;
-  for (std::size_t i = 0; i < pts.size(); ++i) {
-    const std::string at = fmt::format("{}.attention.points[{}]", field, i);
-    check_number(at, "head_dim", pts[i].head_dim, kHeadDim);
-    check_number(at, "seq_len", pts[i].seq_len, kSeqLen);
-    check_number(at, "forward", pts[i].forward, kFraction);
-    check_number(at, "backward", pts[i].backward, kFraction);
-    if (i > 0 && !(std::pair{pts[i - 1].head_dim, pts[i - 1].seq_len} < std::pair{pts[i].head_dim, pts[i].seq_len}))
-      throw SpecError(at, fmt::format("{}: points must be in increasing (head_dim, seq_len), each pair once", at));
+  for (const auto& [kernel, t] : ops.attention) {
+    const std::string at = fmt::format("{}.attention.{}", field, to_string(kernel));
+    validate_points(t.forward, at + ".forward");
+    validate_points(t.backward, at + ".backward");
   }
 }
 
-FlashEfficiency attention_efficiency(const AttentionTable& table, double head_dim, double seq_len) {
-  const auto& pts = table.points;
-  // The listed head dimension nearest to the model's (in log2: 96 sits between 64 and 128).
+double attention_tflops(const std::vector<AttentionPoint>& points, double head_dim, double seq_len, bool causal) {
+  const std::vector<AttentionPoint> pts = with_mask(points, causal);
+  // The listed head dimension nearest to the model's in log2 (points are in increasing head_dim: a tie keeps the
+  // smaller).
   double best = pts.front().head_dim;
   for (const AttentionPoint& p : pts)
     if (std::abs(std::log2(p.head_dim / head_dim)) < std::abs(std::log2(best / head_dim))) best = p.head_dim;
   std::vector<const AttentionPoint*> row;
   for (const AttentionPoint& p : pts)
     if (p.head_dim == best) row.push_back(&p);
-  if (seq_len <= row.front()->seq_len) return {row.front()->forward, row.front()->backward};
-  if (seq_len >= row.back()->seq_len) return {row.back()->forward, row.back()->backward};
+  if (seq_len <= row.front()->seq_len) return row.front()->tflops;
+  if (seq_len >= row.back()->seq_len) return row.back()->tflops;
   std::size_t hi = 1;
   while (row[hi]->seq_len < seq_len) ++hi;
   const AttentionPoint& a = *row[hi - 1];
   const AttentionPoint& b = *row[hi];
   const double x = (std::log2(seq_len) - std::log2(a.seq_len)) / (std::log2(b.seq_len) - std::log2(a.seq_len));
-  return {a.forward + x * (b.forward - a.forward), a.backward + x * (b.backward - a.backward)};
+  return a.tflops + x * (b.tflops - a.tflops);
+}
+
+FlashEfficiency attention_efficiency(const AttentionTable& t, double peak_tflops, double head_dim, double seq_len,
+                                     bool causal) {
+  const double fwd = attention_tflops(t.forward, head_dim, seq_len, causal);
+  double bwd = attention_tflops(t.backward, head_dim, seq_len, causal);
+  if (causal && !lists_mask(t.backward, true) && lists_mask(t.forward, true) && lists_mask(t.forward, false))
+    bwd *= fwd / attention_tflops(t.forward, head_dim, seq_len, false);
+  return {fwd / peak_tflops, bwd / peak_tflops};
 }
 
 }  // namespace zeropp

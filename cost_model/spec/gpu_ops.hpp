@@ -6,8 +6,11 @@
 // analytic/tp_overlap.hpp), so that two GPUs differ in the model only where their entries differ.
 //
 // JSON (cluster profiles, key "gpu"): every entry {"value": number, "provenance": "nominal|published|measured"};
-// the attention table {"provenance": ..., "points": [{"head_dim", "seq_len", "forward", "backward"}, ...]}.
+// the attention table one object per kernel, {"flash2"|"flash3"|"cudnn": {"provenance": ..., "forward": [points],
+// "backward": [points]}}, each point {"head_dim", "seq_len", "causal", "tflops"}: a kernel's published (or measured)
+// TFLOP/s at that shape, as its source prints it.
 // Every entry is optional; an absent one is unknown (value 0), and what the model then does is said per entry.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,20 +44,32 @@ struct OpEntry {
   friend bool operator==(const OpEntry&, const OpEntry&) = default;
 };
 
-// FlashAttention's achieved / peak FLOP/s at one head dimension and sequence length, on the FLOPs its kernels
-// execute as its authors count them (analytic/flops.hpp: causal half, backward 2.5x the forward).
+// The kernel that runs the attention core (softmax(QK^T)V) of a plan (spec/attention_kernel.hpp says which one each
+// framework runs on which GPU):
+//   flash2   FlashAttention-2 (Dao 2023, arXiv 2307.08691; the flash-attn 2.x package, PyTorch SDPA's flash backend)
+//   flash3   FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608): Hopper only (compute capability 9.0)
+//   cudnn    cuDNN's fused flash attention (TransformerEngine's FusedAttention, PyTorch SDPA's cuDNN backend)
+//   unfused  the s x s scores written to memory by two batched GEMMs and a (fused) softmax: Megatron-LM 2021-2022
+//            (model attention "unfused"); it has no table: its GEMMs are priced as GEMMs.
+enum class AttentionKernel { flash2, flash3, cudnn, unfused };
+
+// One published figure of an attention kernel: TFLOP/s at (head_dim, seq_len), with or without the causal mask, on
+// the FLOPs the kernel executes as FlashAttention's authors count them (Dao 2023 and Shah et al. 2024, section
+// 4.1): forward 4 s^2 head_dim heads per sequence, halved with the causal mask; backward 2.5x the forward.
 struct AttentionPoint {
   double head_dim = 0;
   double seq_len = 0;
-  double forward = 0;
-  double backward = 0;
+  bool causal = false;
+  double tflops = 0;
 
   friend bool operator==(const AttentionPoint&, const AttentionPoint&) = default;
 };
 
+// One kernel's figures on this GPU, forward and backward, each in increasing (causal, head_dim, seq_len).
 struct AttentionTable {
   Provenance provenance = Provenance::published;
-  std::vector<AttentionPoint> points;  // in increasing (head_dim, seq_len)
+  std::vector<AttentionPoint> forward;
+  std::vector<AttentionPoint> backward;
 
   friend bool operator==(const AttentionTable&, const AttentionTable&) = default;
 };
@@ -85,8 +100,10 @@ struct GpuOps {
   OpEntry hbm_efficiency;
   // Board power limit, watts: listed (`zeropp clusters`), not used; the achievable rates above were measured at it.
   OpEntry power_limit_w;
-  // FlashAttention by head dimension and sequence length. Empty: the profile's flash_attention_efficiency.
-  AttentionTable attention;
+  // The fused attention kernels' figures by head dimension, sequence length and mask, one table per kernel. A kernel
+  // absent from a profile that has some: refused on it (spec/attention_kernel.hpp). None at all: the profile's
+  // flash_attention_efficiency prices every fused kernel.
+  std::map<AttentionKernel, AttentionTable> attention;
 
   friend bool operator==(const GpuOps&, const GpuOps&) = default;
 };
@@ -97,8 +114,17 @@ GpuOps gpu_ops_from_json(const nlohmann::json&, const std::string& field);
 nlohmann::json to_json(const GpuOps&);  // only the known entries
 void validate(const GpuOps&, const std::string& field);
 
-// The attention kernel's efficiency at (head_dim, seq_len): the table's points interpolated linearly in log2 of
-// the sequence length at the nearest head dimension listed (clamped at the ends). Requires a non-empty table.
-FlashEfficiency attention_efficiency(const AttentionTable&, double head_dim, double seq_len);
+// A kernel's TFLOP/s at (head_dim, seq_len, causal) from one list of points (forward or backward): the points with
+// that mask (the other mask's when the list has none), at the listed head dimension nearest in log2 (96 sits
+// between 64 and 128; a tie takes the smaller), interpolated linearly in log2 of the sequence length between the
+// two listed lengths around it, clamped to the first and last. Requires a non-empty list.
+double attention_tflops(const std::vector<AttentionPoint>&, double head_dim, double seq_len, bool causal);
+
+// A kernel's efficiency (TFLOP/s over `peak_tflops`) at (head_dim, seq_len, causal), forward and backward. The
+// backward with the causal mask, where the table lists the backward without it only (the FlashAttention-3 paper
+// publishes no causal backward): the unmasked backward times what the mask costs the forward at the same shape
+// (forward causal / forward not causal), an assumption: the mask skips the same blocks both ways.
+FlashEfficiency attention_efficiency(const AttentionTable&, double peak_tflops, double head_dim, double seq_len,
+                                     bool causal);
 
 }  // namespace zeropp

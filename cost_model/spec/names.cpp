@@ -60,6 +60,11 @@ constexpr Table<TpCommOverlap, 3> kTpCommOverlaps{{{TpCommOverlap::none, "none"}
                                                    {TpCommOverlap::userbuffers, "userbuffers"},
                                                    {TpCommOverlap::async_tp, "async_tp"}}};
 
+constexpr Table<AttentionKernel, 4> kAttentionKernels{{{AttentionKernel::flash2, "flash2"},
+                                                        {AttentionKernel::flash3, "flash3"},
+                                                        {AttentionKernel::cudnn, "cudnn"},
+                                                        {AttentionKernel::unfused, "unfused"}}};
+
 constexpr Table<Fp8Recipe, 4> kFp8Recipes{{{Fp8Recipe::te_delayed, "te_delayed"},
                                            {Fp8Recipe::te_current, "te_current"},
                                            {Fp8Recipe::torchao_tensorwise, "torchao_tensorwise"},
@@ -96,6 +101,7 @@ std::string to_string(Framework v) { return name_of(kFrameworks, v); }
 std::string to_string(Provenance v) { return name_of(kProvenances, v); }
 std::string to_string(TpCommOverlap v) { return name_of(kTpCommOverlaps, v); }
 std::string to_string(Fp8Recipe v) { return name_of(kFp8Recipes, v); }
+std::string to_string(AttentionKernel v) { return name_of(kAttentionKernels, v); }
 
 Dtype dtype_from_string(std::string_view s, const std::string& field) { return parse(kDtypes, s, field); }
 Device device_from_string(std::string_view s, const std::string& field) { return parse(kDevices, s, field); }
@@ -118,5 +124,8 @@ TpCommOverlap tp_comm_overlap_from_string(std::string_view s, const std::string&
   return parse(kTpCommOverlaps, s, field);
 }
 Fp8Recipe fp8_recipe_from_string(std::string_view s, const std::string& field) { return parse(kFp8Recipes, s, field); }
+AttentionKernel attention_kernel_from_string(std::string_view s, const std::string& field) {
+  return parse(kAttentionKernels, s, field);
+}
 
 }  // namespace zeropp

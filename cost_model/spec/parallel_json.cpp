@@ -63,7 +63,8 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
                           "cp_kind",
                           "fp8_recipe",
                           "fp8_all_gather",
-                          "dp_shard"});
+                          "dp_shard",
+                          "attention_kernel"});
   ParallelSpec p;
   p.strategy = strategy_from_string(f.string("strategy"), f.path_of("strategy"));
   p.tp = f.integer("tp", 1);
@@ -117,6 +118,9 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
     const Fp8Recipe recipe = fp8_recipe_from_string(f.string("fp8_recipe"), f.path_of("fp8_recipe"));
     if (!p.fp8 || recipe != default_fp8_recipe(framework_of(p))) p.fp8_recipe = recipe;
   }
+  // Absent: the framework's on the plan's GPU (spec/attention_kernel.hpp), resolved once model and cluster are known.
+  if (f.has("attention_kernel"))
+    p.attention_kernel = attention_kernel_from_string(f.string("attention_kernel"), f.path_of("attention_kernel"));
   // 0 is not a count a file may give: a stage without layers (validate(Plan) checks the rest of the split).
   for (const auto& [key, count] : {std::pair{"first_stage_layers", &p.first_stage_layers},
                                    std::pair{"last_stage_layers", &p.last_stage_layers}}) {
@@ -167,6 +171,8 @@ nlohmann::json to_json(const ParallelSpec& p) {
     j["cp_kind"] = to_string(p.cp_kind);
   }
   if (p.dp_shard > 0) j["dp_shard"] = p.dp_shard;  // written only when given (HSDP)
+  // Written only when given: the default depends on the model and the GPU, which this spec does not hold.
+  if (p.attention_kernel) j["attention_kernel"] = to_string(*p.attention_kernel);
   return j;
 }
 

@@ -105,6 +105,9 @@ struct ParallelSpec {
   // step, in (0, 1]; absent: the framework's fitted value (framework_kernel_efficiency, framework.hpp). Used only on
   // profiles with an operation table (analytic/time_model.cpp).
   std::optional<double> kernel_efficiency;
+  // The kernel of the attention core (spec/gpu_ops.hpp AttentionKernel); absent: the one the framework runs on the
+  // plan's GPU (default_attention_kernel, spec/attention_kernel.hpp).
+  std::optional<AttentionKernel> attention_kernel;
 
   // Exact once validate() accepted the spec: it bounds the world and the global batch (limits.hpp).
   int world() const { return tp * z * cp * pp * dp; }

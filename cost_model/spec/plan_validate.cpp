@@ -2,6 +2,7 @@
 // GPU count against its cluster.
 #include <fmt/format.h>
 
+#include "cost_model/spec/attention_kernel.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/context_parallel.hpp"
 #include "cost_model/spec/error.hpp"
@@ -11,6 +12,7 @@
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/printable.hpp"
 #include "cost_model/spec/stage_layout.hpp"
+#include "cost_model/spec/strategy.hpp"
 
 namespace zeropp {
 namespace {
@@ -82,6 +84,13 @@ void validate(const Plan& plan) {
   if (!why.empty())
     throw SpecError("parallel.tp_comm_overlap", fmt::format("parallel.tp_comm_overlap={} cannot run on cluster {}: {}",
                                                             to_string(p.tp_comm_overlap), c.name, why));
+  const AttentionKernel kernel = attention_kernel_of(plan);
+  if (const std::string no = attention_kernel_unavailable(kernel, m, c); !no.empty())
+    throw SpecError("parallel.attention_kernel",
+                    fmt::format("parallel.attention_kernel={}{} cannot run on cluster {}: {}", to_string(kernel),
+                                p.attention_kernel ? "" : fmt::format(" (framework {}'s default)",
+                                                                      to_string(framework_of(p))),
+                                c.name, no));
 }
 
 void validate(const Experiment& e) {
@@ -103,6 +112,11 @@ void validate(const Experiment& e) {
   fp8.fp8 = e.fp8;
   fp8.fp8_recipe = e.fp8_recipe;
   validate_fp8(fp8, e.cluster, "experiment");
+  if (e.attention_kernel)
+    if (const std::string no = attention_kernel_unavailable(*e.attention_kernel, e.model, e.cluster); !no.empty())
+      throw SpecError("experiment.attention_kernel",
+                      fmt::format("experiment.attention_kernel={} cannot run on cluster {}: {}",
+                                  to_string(*e.attention_kernel), e.cluster.name, no));
   for (std::size_t i = 0; i < e.strategies.size(); ++i)
     for (std::size_t k = 0; k < i; ++k)
       if (e.strategies[i] == e.strategies[k])

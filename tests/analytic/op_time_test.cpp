@@ -6,6 +6,7 @@
 
 #include "cost_model/analytic/estimate.hpp"
 #include "cost_model/analytic/time_model.hpp"
+#include "cost_model/spec/error.hpp"
 #include "estimate_fixtures.hpp"
 
 namespace zeropp::analytic {
@@ -57,14 +58,19 @@ TEST(OpTime, GemmTimeIsTheSlowerOfComputeAndMemory) {
   EXPECT_NEAR(gemm_time(measured, Dtype::bf16, Gemm{1024, 1024, 4096, 1}), 2.0 * 1024 * 1024 * 4096 / 50e12, 1e-15);
 }
 
-TEST(OpTime, AttentionRateBySequenceLength) {
-  ClusterSpec c = table_cluster();
+TEST(OpTime, AttentionRateBySequenceLengthAndKernel) {
+  ClusterSpec c = table_cluster();                                // bf16 peak 100 TFLOP/s
   ModelSpec m = test::gpt(4, 1024, 8, 2048, 1000);                // head dim 128
-  EXPECT_EQ(attention_rate(c, m), c.flash_attention_efficiency);  // no points: the profile's scalars
-  c.gpu->attention.points = {{128, 1024, 0.5, 0.4}, {128, 16384, 0.7, 0.6}};
-  // 2048 is a quarter of the way from 1024 to 16384 in log2.
-  EXPECT_NEAR(attention_rate(c, m).forward, 0.55, 1e-12);
-  EXPECT_NEAR(attention_rate(c, m).backward, 0.45, 1e-12);
+  EXPECT_EQ(attention_rate(c, m, AttentionKernel::flash2), c.flash_attention_efficiency);  // no figures: the scalars
+  EXPECT_EQ(attention_rate(c, m, AttentionKernel::cudnn), c.flash_attention_efficiency);
+  c.gpu->attention[AttentionKernel::flash2] = {Provenance::published,
+                                               {{128, 1024, true, 50}, {128, 16384, true, 70}},
+                                               {{128, 1024, true, 40}, {128, 16384, true, 60}}};
+  // 2048 is a quarter of the way from 1024 to 16384 in log2, causal (every model here is a decoder).
+  EXPECT_NEAR(attention_rate(c, m, AttentionKernel::flash2).forward, 0.55, 1e-12);
+  EXPECT_NEAR(attention_rate(c, m, AttentionKernel::flash2).backward, 0.45, 1e-12);
+  // A kernel the table lacks is not priced from a guess.
+  EXPECT_THROW(attention_rate(c, m, AttentionKernel::flash3), SpecError);
 }
 
 // Unfused attention on a profile with an operation table: the score GEMMs are priced by their roofline, which

@@ -241,20 +241,23 @@ TEST(ClusterSpec, GpuOperationTable) {
   EXPECT_FALSE(to_json(cluster_from_json(j)).contains("gpu"));
   j["gpu"] = json::parse(R"({"sm_count": {"value": 132, "provenance": "nominal"},
       "nccl_contention": {"value": 0.189, "provenance": "published"},
-      "attention": {"provenance": "measured", "points": [
-          {"head_dim": 128, "seq_len": 1024, "forward": 0.5, "backward": 0.4},
-          {"head_dim": 128, "seq_len": 4096, "forward": 0.6, "backward": 0.5}]}})");
+      "attention": {"flash2": {"provenance": "measured",
+          "forward": [{"head_dim": 128, "seq_len": 1024, "causal": true, "tflops": 50},
+                      {"head_dim": 128, "seq_len": 4096, "causal": true, "tflops": 60}],
+          "backward": [{"head_dim": 128, "seq_len": 1024, "causal": false, "tflops": 40}]}}})");
   const ClusterSpec c = cluster_from_json(j);
   ASSERT_TRUE(c.gpu.has_value());
   EXPECT_EQ(c.gpu->sm_count.value, 132);
   EXPECT_EQ(c.gpu->nccl_contention.provenance, Provenance::published);
-  EXPECT_EQ(c.gpu->attention.provenance, Provenance::measured);
+  EXPECT_EQ(c.gpu->attention.at(AttentionKernel::flash2).provenance, Provenance::measured);
+  EXPECT_FALSE(c.gpu->attention.contains(AttentionKernel::cudnn));
   EXPECT_FALSE(c.gpu->matmul_efficiency.known());
   EXPECT_EQ(cluster_from_json(to_json(c)), c);
   // Half way in log2(seq) between 1024 and 4096; the nearest head dim is used; clamped at the ends.
-  EXPECT_NEAR(attention_efficiency(c.gpu->attention, 128, 2048).forward, 0.55, 1e-12);
-  EXPECT_NEAR(attention_efficiency(c.gpu->attention, 64, 2048).backward, 0.45, 1e-12);
-  EXPECT_EQ(attention_efficiency(c.gpu->attention, 128, 65536).forward, 0.6);
+  const AttentionTable& t = c.gpu->attention.at(AttentionKernel::flash2);
+  EXPECT_NEAR(attention_tflops(t.forward, 128, 2048, true), 55, 1e-12);
+  EXPECT_NEAR(attention_tflops(t.forward, 64, 2048, true), 55, 1e-12);
+  EXPECT_EQ(attention_tflops(t.forward, 128, 65536, true), 60);
 
   json bad = j;
   bad["gpu"]["sm_cnt"] = json::parse(R"({"value": 1, "provenance": "nominal"})");
@@ -270,7 +273,20 @@ TEST(ClusterSpec, GpuOperationTable) {
   bad["gpu"]["sm_count"]["provenance"] = "guessed";
   EXPECT_THROW(cluster_from_json(bad), SpecError);
   bad = j;
-  std::swap(bad["gpu"]["attention"]["points"][0], bad["gpu"]["attention"]["points"][1]);
+  std::swap(bad["gpu"]["attention"]["flash2"]["forward"][0], bad["gpu"]["attention"]["flash2"]["forward"][1]);
+  EXPECT_SPEC_ERROR(cluster_from_json(bad), "cluster.gpu.attention.flash2.forward[1]",
+                    "cluster.gpu.attention.flash2.forward[1]: points must be in increasing (causal, head_dim, "
+                    "seq_len), each once");
+  bad = j;
+  bad["gpu"]["attention"]["unfused"] = bad["gpu"]["attention"]["flash2"];
+  EXPECT_SPEC_ERROR(cluster_from_json(bad), "cluster.gpu.attention.unfused",
+                    "cluster.gpu.attention.unfused: unknown key (allowed: flash2, flash3, cudnn)");
+  bad = j;
+  bad["gpu"]["attention"]["flash2"]["backward"] = json::array();
+  EXPECT_SPEC_ERROR(cluster_from_json(bad), "cluster.gpu.attention.flash2.backward",
+                    "cluster.gpu.attention.flash2.backward: at least one point");
+  bad = j;
+  bad["gpu"]["attention"]["flash2"]["forward"][1]["tflops"] = 1e4;  // above the 16-bit peak
   EXPECT_THROW(cluster_from_json(bad), SpecError);
   bad = j;
   bad["gpu"]["gemm_tile_rows"] = json::parse(R"({"value": 128, "provenance": "nominal"})");

@@ -87,6 +87,9 @@ int parse(int argc, char** argv, int rank, zeropp::e2e::TrainerOptions& opt, std
                  "test hook: the ranks holding virtual stage STAGE keep their own gradients instead of "
                  "reduce-scattering them and skip its DP sync (a wrong sync the reference check must catch)")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--fp8-local-amax", opt.fp8_local_amax,
+               "test hook: with dtype fp8, scale each TP shard by its own amax instead of the whole tensor's (the "
+               "run then differs from the single-rank reference)");
   app.add_flag("--quiet", opt.quiet, "no per-step lines");
   app.set_version_flag("--version", zeropp::version_line("zeropp-train"));
   return zeropp::cli_checks::parse(app, argc, argv, "zeropp-train", rank == 0 ? stderr : nullptr);

@@ -25,6 +25,7 @@ BlockShape block_shape(const GptConfig& g, int b, const TensorParallel& tp, cons
   s.rope_theta = g.rope_theta;
   s.flash = g.flash;
   s.cp = cp.size;
+  s.fp8 = g.fp8;
   return s;
 }
 
@@ -90,31 +91,75 @@ Tensor BlockRunner::gather_rows(Buffer& full, Tensor local, int cols) {
 void BlockRunner::row_parallel_forward(Tensor out_local, Tensor inp_full, Tensor w, Tensor bias, int IC, int OC) {
   const int Nf = s_.full_rows();
   if (s_.t == 1) {
-    be_.linear_forward(out_local, inp_full, w, bias, Nf, IC, OC);
+    linear_forward(out_local, inp_full, w, bias, Nf, IC, OC);
     return;
   }
   // The replicated bias enters the sum once, on TP rank 0 (Megatron adds it after the reduction; same sum).
   const Tensor b = tp_.rank == 0 ? bias : Tensor{};
   if (!s_.sp) {
-    be_.linear_forward(out_local, inp_full, w, b, Nf, IC, OC);
+    linear_forward(out_local, inp_full, w, b, Nf, IC, OC);
     tp_.comm->all_reduce_sum(out_local, std::int64_t{Nf} * OC);
     return;
   }
   Buffer partial(be_, std::int64_t{Nf} * OC, out_local.dtype);
-  be_.linear_forward(partial.view(), inp_full, w, b, Nf, IC, OC);
+  linear_forward(partial.view(), inp_full, w, b, Nf, IC, OC);
   tp_.comm->reduce_scatter_sum(out_local, partial.view(), std::int64_t{s_.rows()} * OC);
 }
 
 void BlockRunner::column_parallel_backward(Tensor dinp_local, Tensor dout_full, Tensor w, int IC, int OC) {
   const int Nf = s_.full_rows();
   if (s_.t == 1 || !s_.sp) {
-    be_.linear_backward_input(dinp_local, dout_full, w, Nf, IC, OC, false);
+    linear_backward_input(dinp_local, dout_full, w, Nf, IC, OC);
     if (s_.t > 1) tp_.comm->all_reduce_sum(dinp_local, std::int64_t{Nf} * IC);
     return;
   }
   Buffer partial(be_, std::int64_t{Nf} * IC, dinp_local.dtype);
-  be_.linear_backward_input(partial.view(), dout_full, w, Nf, IC, OC, false);
+  linear_backward_input(partial.view(), dout_full, w, Nf, IC, OC);
   tp_.comm->reduce_scatter_sum(dinp_local, partial.view(), std::int64_t{s_.rows()} * IC);
+}
+
+Tensor BlockRunner::fp8_operand(Buffer& tmp, Tensor x, Fp8Format f) {
+  if (!s_.fp8.enabled) return x;
+  if (x.dtype != DType::f32 || be_.name() != "cpu")
+    throw std::logic_error("FP8 emulation runs on the cpu backend's fp32 tensors only");
+  be_.synchronize();
+  float amax = fp8_amax(x.f32(), x.numel);
+  if (s_.t > 1 && s_.fp8.reduce_amax) {  // the whole tensor's amax: max over the TP ranks' values
+    Buffer one(be_, 1, DType::f32), all(be_, s_.t, DType::f32);
+    one.view().f32()[0] = amax;
+    tp_.comm->all_gather(all.view(), one.view(), 1);
+    amax = fp8_amax(all.view().f32(), s_.t);
+  }
+  tmp = Buffer(be_, x.numel, DType::f32);
+  fp8_quantize_dequantize(tmp.view().f32(), x.f32(), x.numel, fp8_scale(amax, f), f);
+  return tmp.view();
+}
+
+void BlockRunner::linear_forward(Tensor out, Tensor inp, Tensor w, Tensor bias, int N, int IC, int OC) {
+  Buffer qx, qw;
+  be_.linear_forward(out, fp8_operand(qx, inp.slice(0, std::int64_t{N} * IC), Fp8Format::e4m3),
+                     fp8_operand(qw, w, Fp8Format::e4m3), bias, N, IC, OC);
+}
+
+void BlockRunner::linear_backward_input(Tensor dinp, Tensor dout, Tensor w, int N, int IC, int OC) {
+  Buffer qdy, qw;
+  be_.linear_backward_input(dinp, fp8_operand(qdy, dout.slice(0, std::int64_t{N} * OC), Fp8Format::e5m2),
+                            fp8_operand(qw, w, Fp8Format::e4m3), N, IC, OC, false);
+}
+
+void BlockRunner::linear_backward_weight(Tensor dw, Tensor db, Tensor dout, Tensor inp, int N, int IC, int OC) {
+  if (!s_.fp8.enabled) {
+    be_.linear_backward_weight(dw, db, dout, inp, N, IC, OC);
+    return;
+  }
+  Buffer qdy, qx;
+  be_.linear_backward_weight(dw, Tensor{}, fp8_operand(qdy, dout.slice(0, std::int64_t{N} * OC), Fp8Format::e5m2),
+                             fp8_operand(qx, inp.slice(0, std::int64_t{N} * IC), Fp8Format::e4m3), N, IC, OC);
+  if (db.empty()) return;
+  const float* d = dout.f32();  // row by row in index order, as the backend sums dbias
+  float* b = db.f32();
+  for (int n = 0; n < N; ++n)
+    for (int o = 0; o < OC; ++o) b[o] += d[std::int64_t{n} * OC + o];
 }
 
 // RoPE on q and k of every row at its position in the sequence: row r % T without CP; under CP each of the rank's
@@ -180,7 +225,7 @@ void BlockRunner::forward(const BlockTensors& p, BlockStash& st, Tensor out) {
   norm_forward(be_, s_.llama, st.ln1, st.ln1_mean, st.ln1_rstd, st.x.view(), p.ln1_w, p.ln1_b, N, C);
   const Tensor ln1f = gather_rows(st.ln1_full, st.ln1.view(), C);
   st.qkv = Buffer(be_, std::int64_t{Nf} * Ql, dt);
-  be_.linear_forward(st.qkv.view(), ln1f, p.qkv_w, p.qkv_b, Nf, C, Ql);
+  linear_forward(st.qkv.view(), ln1f, p.qkv_w, p.qkv_b, Nf, C, Ql);
   attention_forward(st);
   st.res2 = Buffer(be_, nc, dt);
   row_parallel_forward(st.res2.view(), st.atty.view(), p.attproj_w, p.attproj_b, Cl, C);
@@ -189,7 +234,7 @@ void BlockRunner::forward(const BlockTensors& p, BlockStash& st, Tensor out) {
   norm_forward(be_, s_.llama, st.ln2, st.ln2_mean, st.ln2_rstd, st.res2.view(), p.ln2_w, p.ln2_b, N, C);
   const Tensor ln2f = gather_rows(st.ln2_full, st.ln2.view(), C);
   st.fch = Buffer(be_, std::int64_t{Nf} * Ul, dt);
-  be_.linear_forward(st.fch.view(), ln2f, p.fc_w, p.fc_b, Nf, C, Ul);
+  linear_forward(st.fch.view(), ln2f, p.fc_w, p.fc_b, Nf, C, Ul);
   st.fch_gelu = Buffer(be_, std::int64_t{Nf} * Fl, dt);
   if (s_.llama)
     be_.swiglu_forward(st.fch_gelu.view(), st.fch.view(), Nf, Fl);
@@ -213,7 +258,7 @@ void BlockRunner::backward_input(const BlockTensors& p, BlockStash& st, Buffer d
     st.dout = std::move(dout);
   }
   Buffer dact(be_, std::int64_t{Nf} * Fl, dt);
-  be_.linear_backward_input(dact.view(), st.dout.view(), p.fcproj_w, Nf, Fl, C, false);
+  linear_backward_input(dact.view(), st.dout.view(), p.fcproj_w, Nf, Fl, C);
   st.dfch = Buffer(be_, std::int64_t{Nf} * Ul, dt);
   if (s_.llama)
     be_.swiglu_backward(st.dfch.view(), st.fch.view(), dact.view(), Nf, Fl);
@@ -233,7 +278,7 @@ void BlockRunner::backward_input(const BlockTensors& p, BlockStash& st, Buffer d
     dres2_local = st.dres2_full.view();
   }
   Buffer datty(be_, std::int64_t{Nf} * Cl, dt);
-  be_.linear_backward_input(datty.view(), st.dres2_full.view(), p.attproj_w, Nf, Cl, C, false);
+  linear_backward_input(datty.view(), st.dres2_full.view(), p.attproj_w, Nf, Cl, C);
   attention_backward(st, datty.view());
   datty.reset();
   st.dln1 = Buffer(be_, nc, dt);
@@ -249,10 +294,10 @@ void BlockRunner::backward_weight(const BlockTensors& g, BlockStash& st) {
   if (st.dqkv.empty()) throw std::logic_error("block backward_weight before backward_input");
   const Tensor ln1f = st.ln1_full.empty() ? st.ln1.view() : st.ln1_full.view();
   const Tensor ln2f = st.ln2_full.empty() ? st.ln2.view() : st.ln2_full.view();
-  be_.linear_backward_weight(g.fcproj_w, g.fcproj_b, st.dout.view(), st.fch_gelu.view(), Nf, Fl, C);
-  be_.linear_backward_weight(g.fc_w, g.fc_b, st.dfch.view(), ln2f, Nf, C, Ul);
-  be_.linear_backward_weight(g.attproj_w, g.attproj_b, st.dres2_full.view(), st.atty.view(), Nf, Cl, C);
-  be_.linear_backward_weight(g.qkv_w, g.qkv_b, st.dqkv.view(), ln1f, Nf, C, Ql);
+  linear_backward_weight(g.fcproj_w, g.fcproj_b, st.dout.view(), st.fch_gelu.view(), Nf, Fl, C);
+  linear_backward_weight(g.fc_w, g.fc_b, st.dfch.view(), ln2f, Nf, C, Ul);
+  linear_backward_weight(g.attproj_w, g.attproj_b, st.dres2_full.view(), st.atty.view(), Nf, Cl, C);
+  linear_backward_weight(g.qkv_w, g.qkv_b, st.dqkv.view(), ln1f, Nf, C, Ql);
   norm_backward_weight(be_, s_.llama, g.ln2_w, g.ln2_b, st.dln2.view(), st.res2.view(), st.ln2_mean.view(),
                        st.ln2_rstd.view(), N, C);
   norm_backward_weight(be_, s_.llama, g.ln1_w, g.ln1_b, st.dln1.view(), st.x.view(), st.ln1_mean.view(),

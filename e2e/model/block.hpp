@@ -29,6 +29,7 @@ struct BlockShape {
   double rope_theta = 10000;
   bool flash = false;
   int cp = 1;                                           // context-parallel size
+  Fp8Training fp8;                                      // FP8 linear layers (fp8.hpp)
   int Tl() const { return T / cp; }                     // rows per sequence on this rank
   int rows() const { return sp ? b * Tl() / t : b * Tl(); }  // local rows N
   int full_rows() const { return b * Tl(); }            // Nf
@@ -92,6 +93,14 @@ class BlockRunner {
   void attention_forward(BlockStash& st);
   void attention_backward(BlockStash& st, Tensor datty);
   void rope(Tensor qkv, bool inverse);  // at each row's global position
+  // FP8 (fp8.hpp): `x` [n] quantized and dequantized in format f with the whole tensor's amax (reduced over the TP
+  // group) into `tmp`, whose view is returned; `x` itself without FP8.
+  Tensor fp8_operand(Buffer& tmp, Tensor x, Fp8Format f);
+  // The four weight GEMMs, in FP8 when the config asks for it: forward, input gradient, weight gradient (the bias
+  // gradient from the unquantized dY, as TE's fused dbias and torchao's high-precision bias add).
+  void linear_forward(Tensor out, Tensor inp, Tensor w, Tensor bias, int N, int IC, int OC);
+  void linear_backward_input(Tensor dinp, Tensor dout, Tensor w, int N, int IC, int OC);
+  void linear_backward_weight(Tensor dw, Tensor db, Tensor dout, Tensor inp, int N, int IC, int OC);
 
   Backend& be_;
   BlockShape s_;

@@ -7,6 +7,7 @@
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/simulate/costs_from_plan.hpp"
 #include "cost_model/spec/error.hpp"
+#include "cost_model/spec/fp8.hpp"
 #include "cost_model/spec/framework.hpp"
 #include "cost_model/spec/names.hpp"
 #include "cost_model/spec/strategy.hpp"
@@ -176,11 +177,39 @@ std::string describe(const FrameworkPrecision& p) {
 
 }  // namespace
 
+Fp8Training fp8_training_of(const ParallelSpec& p) {
+  Fp8Training t;
+  t.enabled = p.fp8;
+  return t;
+}
+
 void check_plan_runs(const Plan& plan, bool compute_f32) {
-  const ParallelSpec& p = plan.parallel;
-  if (p.fp8)  // a cost-model plan (spec/fp8.hpp): the trainer's GEMMs are fp32 or bf16
-    throw SpecError("parallel.dtype", "parallel.dtype=fp8: the trainer runs no FP8 GEMMs (state bf16 on cuda, fp32 on "
-                                      "cpu)");
+  // FP8 (e2e/model/fp8.hpp): the cpu backend emulates the FP8 linear layers of current per-tensor scaling and runs
+  // everything else in fp32, its compute dtype, where the plan says bf16; so the precision rules below read an FP8
+  // plan as fp32 on cpu.
+  ParallelSpec fp = plan.parallel;
+  if (fp.fp8) {
+    if (!compute_f32)
+      throw SpecError("parallel.dtype", "parallel.dtype=fp8: the cuda backend runs bf16 GEMMs only; the cpu backend "
+                                        "emulates FP8 (run --backend cpu)");
+    const Fp8Recipe recipe = *fp8_recipe_of(fp);
+    if (recipe != Fp8Recipe::te_current && recipe != Fp8Recipe::torchao_tensorwise)
+      throw SpecError("parallel.fp8_recipe",
+                      fmt::format("parallel.fp8_recipe={}: the trainer emulates current per-tensor scaling only "
+                                  "(state te_current or torchao_tensorwise)",
+                                  to_string(recipe)));
+    if (fp.fp8_all_gather)
+      throw SpecError("parallel.fp8_all_gather", "parallel.fp8_all_gather=true: the trainer all-gathers fp32 "
+                                                 "weights and quantizes after the gather (state false)");
+    if (fp.cp > 1)
+      throw SpecError("parallel.cp", fmt::format("parallel.cp={} with dtype fp8: the trainer reduces FP8 amaxes over "
+                                                 "the TP group only, not the CP ring (state cp 1)",
+                                                 fp.cp));
+    fp.fp8 = false;
+    fp.fp8_recipe.reset();
+    fp.dtype = Dtype::fp32;
+  }
+  const ParallelSpec& p = fp;
   const Dtype computed = compute_f32 ? Dtype::fp32 : Dtype::bf16;
   if (p.dtype != computed)
     throw SpecError("parallel.dtype",
@@ -281,7 +310,8 @@ const std::vector<KeySupport>& key_support() {
       {"parallel.allow_ragged_units", "executed"},
       {"parallel.recompute", "executed: none or full; refused: selective"},
       {"parallel.sequence_parallel", "executed"},
-      {"parallel.dtype", "executed: fp32 on the cpu backend, bf16 on cuda; refused otherwise"},
+      {"parallel.dtype", "executed: fp32 on the cpu backend, bf16 on cuda, fp8 on cpu (FP8 linear layers emulated, "
+                         "e2e/model/fp8.hpp; the rest fp32); refused otherwise"},
       {"parallel.grad_reduce", "executed"},
       {"parallel.overlap_grad_reduce", "executed where the cost model prices one bucket per stage; refused otherwise"},
       {"parallel.tp_comm_overlap", "refused unless none"},
@@ -299,8 +329,10 @@ const std::vector<KeySupport>& key_support() {
        "executed where its precision is the trainer's (fp32 master and gradients); refused "
        "otherwise"},
       {"parallel.reduce_dtype", "executed: fp32; refused otherwise"},
-      {"parallel.fp8_recipe", "refused: FP8 training (dtype fp8) is a cost-model plan only"},
-      {"parallel.fp8_all_gather", "refused: FP8 training (dtype fp8) is a cost-model plan only"},
+      {"parallel.fp8_recipe", "executed on cpu: te_current and torchao_tensorwise (E4M3 forward, E5M2 gradients, "
+                              "the whole tensor's amax, reduced over TP); refused: te_delayed, torchao_rowwise"},
+      {"parallel.fp8_all_gather", "refused when true: the trainer gathers fp32 weights and quantizes after the gather "
+                                  "(the same values, not the same bytes)"},
   };
   return list;
 }

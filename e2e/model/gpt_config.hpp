@@ -14,6 +14,7 @@
 
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/model_spec.hpp"
+#include "e2e/model/fp8.hpp"
 
 namespace zeropp::e2e {
 
@@ -31,6 +32,9 @@ struct GptConfig {
   double rope_theta = 10000;   // rotary base
   double rotary_fraction = 1;  // share of each head's dimensions that rotates
   bool flash = false;          // tiled online-softmax attention (stores the log-sum-exp, not the s x s softmax)
+  // FP8 linear layers (e2e/model/fp8.hpp): a plan setting, not the model's, kept here because everything that
+  // builds blocks (the executor's chunks, the single-rank reference) reads this config; fp8_training_of sets it.
+  Fp8Training fp8{};
 
   int head_size() const { return C / NH; }
   int kv_heads() const { return KVH > 0 ? KVH : NH; }
@@ -73,6 +77,9 @@ void apply_model_override(ModelSpec& m, const std::string& item);
 // one line naming the key (zeropp::SpecError("parallel.<key>", ...)). `compute_f32`: the backend computes in fp32
 // (CPU) rather than bf16 (CUDA). The Plan's model and cluster are read for the facts the rules need.
 void check_plan_runs(const Plan&, bool compute_f32);
+
+// The FP8 training a checked plan (check_plan_runs) asks for: enabled for dtype fp8 (current per-tensor scaling).
+Fp8Training fp8_training_of(const ParallelSpec&);
 
 // What the trainer does with each key of a plan's "parallel" and "model" objects, one line per key: the list
 // check_plan_runs and gpt_config_from enforce, checked against the spec's own keys by tests/e2e/unit_model.cpp (a

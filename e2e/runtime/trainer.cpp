@@ -429,6 +429,8 @@ int train(Communicator& world, const TrainerOptions& opt) {
           // one-line refusal naming the key.
           job.gpt = gpt_config_from(job.plan.model);
           check_plan_runs(job.plan, opt.backend != "cuda");
+          job.gpt.fp8 = fp8_training_of(job.plan.parallel);
+          job.gpt.fp8.reduce_amax = !opt.fp8_local_amax;
           const ParallelSpec& p = job.plan.parallel;
           if (p.world() != world.size())
             throw SpecError("parallel",

@@ -32,6 +32,7 @@ struct TrainerOptions {
   double check_reference = -1;  // tolerance for the normwise relative error vs the reference (< 0: off)
   FaultInjection fault;
   int skip_grad_sync_stage = -1;  // test hook (ExecutorOptions::skip_grad_sync_stage); -1: off
+  bool fp8_local_amax = false;  // test hook: FP8 without the TP amax reduction (each shard its own scale)
   double comm_timeout = 300;  // seconds a rank may wait in one communication step (0: no watchdog)
   bool quiet = false;         // no per-step lines
 };

@@ -468,13 +468,7 @@ TEST(Model, SyntheticLossFalls) {
   // L=2, C=32, 4 heads, T=16, V=64, b=4, 2 micro-batches, 50 steps of AdamW(lr 3e-3): the loss must fall from
   // about ln 64 = 4.16 to well below it, towards the task's floor (0.1 noise: 0.73 nats).
   CpuBackend be;
-  GptConfig g;
-  g.L = 2;
-  g.C = 32;
-  g.NH = 4;
-  g.T = 16;
-  g.V = 64;
-  g.F = 128;
+  const GptConfig g = testing::synthetic_task_model();
   const SyntheticData data(g.V, 17, 0.1);
   ReferenceConfig rc;
   rc.model = g;
@@ -560,6 +554,21 @@ TEST(Model, PlanKeysRefusedForTheBackend) {
   EXPECT_EQ(refused(plan(zeropp + R"("dtype": "bf16", "reduce_dtype": "fp32"})"), false), "runs");
   EXPECT_EQ(refused(plan(zeropp + R"("dtype": "bf16", "reduce_dtype": "bf16", "framework": "megatron"})"), false),
             "parallel.reduce_dtype");
+  // FP8 (e2e/model/fp8.hpp): emulated on cpu for current scaling; the cuda backend runs bf16 only. (Set on the parsed
+  // plan: this cluster has no FP8 peak, which the cost model's validation refuses before the trainer's rules.)
+  auto fp8 = [&](Fp8Recipe recipe, int cp) {
+    Plan f = plan(R"({"strategy": "3d", "tp": 2, "micro_batches": 2, "dtype": "bf16"})");
+    f.parallel.fp8 = true;
+    f.parallel.fp8_recipe = recipe;
+    f.parallel.cp = cp;
+    return f;
+  };
+  EXPECT_EQ(refused(fp8(Fp8Recipe::te_current, 1), true), "runs");
+  EXPECT_EQ(refused(fp8(Fp8Recipe::torchao_tensorwise, 1), true), "runs");
+  EXPECT_EQ(refused(fp8(Fp8Recipe::te_current, 1), false), "parallel.dtype");  // cuda: bf16 GEMMs only
+  EXPECT_EQ(refused(fp8(Fp8Recipe::te_delayed, 1), true), "parallel.fp8_recipe");
+  EXPECT_EQ(refused(fp8(Fp8Recipe::torchao_rowwise, 1), true), "parallel.fp8_recipe");
+  EXPECT_EQ(refused(fp8(Fp8Recipe::te_current, 2), true), "parallel.cp");
   const std::string megatron = R"({"strategy": "3d", "tp": 2, "pp": 2, "micro_batches": 4, "dtype": "bf16")";
   EXPECT_EQ(refused(plan(megatron + "}"), false), "runs");
   EXPECT_EQ(refused(plan(megatron + R"(, "framework": "fsdp2"})"), false), "parallel.framework");  // fp32 shards

@@ -92,4 +92,17 @@ inline GptConfig tiny_llama(bool flash) {
   return g;
 }
 
+// The model of the synthetic-task training tests (unit_model.cpp SyntheticLossFalls, unit_fp8.cpp): GPT layers,
+// L=2, C=32, 4 heads, T=16, V=64, F=128.
+inline GptConfig synthetic_task_model() {
+  GptConfig g;
+  g.L = 2;
+  g.C = 32;
+  g.NH = 4;
+  g.T = 16;
+  g.V = 64;
+  g.F = 128;
+  return g;
+}
+
 }  // namespace zeropp::e2e::testing

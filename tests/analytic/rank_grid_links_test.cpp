@@ -52,9 +52,10 @@ TEST(RankGridLinks, SizeAndStrideAnswerAsTheMemberLists) {
                   const Exact e = count(grid, mask, g);
                   ASSERT_EQ(group_crosses_nodes(c, gr.size, gr.stride), e.crosses && c.nodes > 1)
                       << "g=" << g << " grid " << tp << cp << z << dps << dp << pp << " mask " << mask;
-                  if (c.nodes > 1)
+                  if (c.nodes > 1) {
                     ASSERT_EQ(members_per_node(c, gr.size, gr.stride), e.per_node)
                         << "g=" << g << " grid " << tp << cp << z << dps << dp << pp << " mask " << mask;
+                  }
                   ++checked;
                 }
               }
@@ -81,7 +82,9 @@ TEST(RankGridLinks, ShardSyncAcrossDpAndCpSkipsTheZGroup) {
             const Group gr = grid.group(mask);
             const Exact e = count(grid, mask, g);
             EXPECT_EQ(group_crosses_nodes(c, gr.size, gr.stride), e.crosses) << g << cp << z << dp << pp;
-            if (cp * z <= g) EXPECT_EQ(members_per_node(c, gr.size, gr.stride), e.per_node) << g << cp << z << dp << pp;
+            if (cp * z <= g) {
+              EXPECT_EQ(members_per_node(c, gr.size, gr.stride), e.per_node) << g << cp << z << dp << pp;
+            }
           }
 }
 

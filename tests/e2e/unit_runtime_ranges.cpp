@@ -216,12 +216,14 @@ TEST(RankLayout, TrainerGroupsAreTheAnalyticGroups) {
     for (int r = 0; r < l.world(); ++r) {
       EXPECT_EQ(split_members(l, r, &RankLayout::pp_color), grid.members(kGridPp, r));
       EXPECT_EQ(split_members(l, r, &RankLayout::tp_color), grid.members(kGridTp, r));
-      if (analytic::shard_mask(p) != 0)
+      if (analytic::shard_mask(p) != 0) {
         EXPECT_EQ(split_members(l, r, &RankLayout::z_color), grid.members(analytic::shard_mask(p), r))
             << to_string(s.strategy) << " rank " << r;
-      if (analytic::dp_sync_mask(p) != 0)
+      }
+      if (analytic::dp_sync_mask(p) != 0) {
         EXPECT_EQ(split_members(l, r, &RankLayout::dp_color), grid.members(analytic::dp_sync_mask(p), r))
             << to_string(s.strategy) << " rank " << r;
+      }
       // The analytic (size, stride) view is the split group's: its size, and its members that many strides apart
       // when they are one dimension.
       const std::vector<int> pp = split_members(l, r, &RankLayout::pp_color);
@@ -257,12 +259,14 @@ TEST(RankLayout, ContextParallelGroupsAreTheAnalyticGroups) {
     ASSERT_EQ(l.world(), p.world());
     for (int r = 0; r < l.world(); ++r) {
       EXPECT_EQ(split_members(l, r, &RankLayout::cp_color), grid.members(kGridCp, r));
-      if (analytic::shard_mask(p) != 0)
+      if (analytic::shard_mask(p) != 0) {
         EXPECT_EQ(split_members(l, r, &RankLayout::shard_color), grid.members(analytic::shard_mask(p), r))
             << to_string(s.strategy) << " rank " << r;
-      if (analytic::dp_sync_mask(p) != 0)
+      }
+      if (analytic::dp_sync_mask(p) != 0) {
         EXPECT_EQ(split_members(l, r, &RankLayout::dp_color), grid.members(analytic::dp_sync_mask(p), r))
             << to_string(s.strategy) << " rank " << r;
+      }
     }
   }
 }

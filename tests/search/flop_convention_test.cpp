@@ -52,7 +52,7 @@ Checked check_space(const Experiment& ex, int max_v, bool simulate_some) {
       ++simulated;
     }
   });
-  if (simulate_some) EXPECT_GT(simulated, 0);
+  if (simulate_some) { EXPECT_GT(simulated, 0); }
   return checked;
 }
 

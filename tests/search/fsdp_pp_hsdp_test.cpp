@@ -155,8 +155,9 @@ TEST(FsdpUnderPp, SimulatorCountsTheClosedFormsBytes) {
       for (int r = 0; r < 2; ++r) {
         const analytic::CommBytes c = analytic::comm_bytes(plan, r);
         EXPECT_NEAR(sim.ranks[r].comm_bytes.zero * ring(S), c.zero, 1e-9 * c.zero) << v << " " << dp_shard;
-        if (dp_shard == 2)  // the tied embedding's all-reduce runs after the step, outside the DP_SYNCs
+        if (dp_shard == 2) {  // the tied embedding's all-reduce runs after the step, outside the DP_SYNCs
           EXPECT_NEAR(sim.ranks[r].comm_bytes.dp * 2 * ring(2), c.dp - tied_embedding_sync(plan, S), 1e-9 * c.dp);
+        }
       }
       // The simulated peak holds what the closed form counts by hand: the static states and the gathered stage
       // with its unsharded gradients, and activations on top.

@@ -116,8 +116,9 @@ TEST(Validation, FrameworksHoldTheirJointFits) {
     for (const auto& name : c.sets) sets.push_back(load_validation(name));
     for (const auto& set : sets) EXPECT_EQ(framework_of(set.rows.front().plan.parallel), c.framework);
     const FrameworkFit fit = fit_framework(sets);
-    if (is_fsdp(c.framework))  // one value for both FSDP versions
+    if (is_fsdp(c.framework)) {  // one value for both FSDP versions
       EXPECT_EQ(framework_kernel_efficiency(Framework::fsdp1), framework_kernel_efficiency(Framework::fsdp2));
+    }
     EXPECT_NEAR(framework_kernel_efficiency(c.framework), fit.all.value, kFrameworkFitTolerance)
         << "spec/framework.cpp and `zeropp validate --fit-framework " << to_string(c.framework) << "` drifted apart";
     ASSERT_EQ(fit.leave_one_set_out.size(), sets.size());

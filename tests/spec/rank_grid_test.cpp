@@ -103,7 +103,7 @@ TEST(RankGrid, GroupsPartitionTheWorld) {
         EXPECT_EQ(g.color(mask, r), static_cast<int>(k));
         EXPECT_EQ(g.index(mask, r), static_cast<int>(i));
         EXPECT_EQ(g.members(mask, r), all[k]);
-        if (i > 0) EXPECT_LT(all[k][i - 1], r);  // ascending, as RankGenerator's
+        if (i > 0) { EXPECT_LT(all[k][i - 1], r); }  // ascending, as RankGenerator's
       }
     }
   }

@@ -73,13 +73,37 @@ def read_run(path):
     return files
 
 
+def salvage_benchmarks(text):
+    """The complete entries of a Google Benchmark JSON cut short (its step ran out of time and was killed while
+    writing): every whole object of its "benchmarks" array, or None when there is none."""
+    start = text.find('"benchmarks"')
+    start = text.find("[", start) if start >= 0 else -1
+    if start < 0:
+        return None
+    decoder, runs, i = json.JSONDecoder(), [], start + 1
+    while True:
+        while i < len(text) and text[i] in " \t\r\n,":
+            i += 1
+        try:
+            obj, i = decoder.raw_decode(text, i)
+        except ValueError:
+            break
+        runs.append(obj)
+    return {"benchmarks": runs, "truncated": True} if runs else None
+
+
 def json_of(files, name):
     if name not in files:
         return None
     try:
         return json.loads(files[name])
     except ValueError as e:
-        fail(f"{name} in the run is not valid JSON ({e})")
+        doc = salvage_benchmarks(files[name].decode(errors="replace"))
+        if doc is None:
+            fail(f"{name} in the run is not valid JSON ({e})")
+        print(f"import: {name} was cut short (its step timed out); keeping its {len(doc['benchmarks'])} complete "
+              f"entries", file=sys.stderr)
+        return doc
 
 
 def gpu_row(files):
@@ -192,8 +216,13 @@ def main():
     copied = []
     for name, target in VERBATIM.items():
         if name in files:
+            data = files[name]
+            if name.endswith(".json"):  # a benchmark file cut short is written as the entries it completed
+                doc = json_of(files, name)
+                if doc is not None and doc.get("truncated"):
+                    data = (json.dumps(doc, indent=1) + "\n").encode()
             with open(os.path.join(dest, target), "wb") as f:
-                f.write(files[name])
+                f.write(data)
             copied.append(target)
     trace = files.get("trainer-gpt3-1.3b.trace.json")
     if trace is not None and len(trace) <= TRACE_LIMIT:

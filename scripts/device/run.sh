@@ -28,7 +28,7 @@
 #
 # Without a GPU (the rehearsal, scripts/device/rehearse.sh) every CUDA step fails or skips cleanly and says so.
 # Environment: OUT (default results/device-run), WORK, DEVICE_PKG (default .device), STEPS (comma list, default
-# all), DEADLINE_S, ZEROPP_DEVICE_SITE (a site-packages folder to search for CUDA wheels instead of torch's),
+# all), BUDGET_<step> (seconds, overrides that step's budget), DEADLINE_S, ZEROPP_DEVICE_SITE (a site-packages folder to search for CUDA wheels instead of torch's),
 # ZEROPP_DEVICE_LIBDIRS (extra library folders, colon-separated).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -80,6 +80,8 @@ pack() {
 run_step() {
   local name=$1 budget=$2
   shift 2
+  local budget_var="BUDGET_$name"
+  budget=${!budget_var:-$budget}  # BUDGET_<step>=S overrides a step's budget (a rerun of the steps a first call cut)
   local left=$((deadline - $(elapsed) - 5)) status rc=null ms=null t0
   if [[ ",$steps," != *",$name,"* ]]; then
     status=not_selected

@@ -36,6 +36,13 @@ double utilization_for(double m, double n, double k, double count, double rows, 
   return tile * wave;
 }
 
+// The rate memory-bound kernels stream at: memory_bandwidth x hbm_efficiency (memory_time).
+double hbm_rate(const ClusterSpec& cluster) {
+  const double efficiency =
+      cluster.gpu && cluster.gpu->hbm_efficiency.known() ? cluster.gpu->hbm_efficiency.value : 1.0;
+  return cluster.memory_bandwidth * efficiency;
+}
+
 bool has_table(const ClusterSpec& c, Dtype dtype) {
   const auto it = c.gemm_table.find(dtype);
   return it != c.gemm_table.end() && !it->second.empty();
@@ -54,22 +61,38 @@ bool gemm_traffic_priced(const ClusterSpec& cluster, Dtype dtype) {
   return !has_table(cluster, dtype) && cluster.gpu && cluster.gpu->matmul_efficiency.known();
 }
 
-double gemm_time(const ClusterSpec& cluster, Dtype dtype, const Gemm& g) {
+double gemm_time(const ClusterSpec& cluster, Dtype dtype, const Gemm& g) { return GemmPricer(cluster, dtype).seconds(g); }
+
+GemmPricer::GemmPricer(const ClusterSpec& cluster, Dtype dtype)
+    : cluster_(cluster), dtype_(dtype), element_bytes_(element_bytes(dtype)) {
+  if (const auto it = cluster.peak_flops.find(dtype); it != cluster.peak_flops.end()) peak_ = &it->second;
+  if (const auto it = cluster.gemm_table.find(dtype); it != cluster.gemm_table.end() && !it->second.empty())
+    table_ = &it->second;
+  traffic_priced_ = gemm_traffic_priced(cluster, dtype);
+  if (cluster.memory_bandwidth > 0) {
+    has_hbm_rate_ = true;
+    hbm_rate_ = hbm_rate(cluster);
+  }
+}
+
+double GemmPricer::memory_seconds(double bytes) const { return has_hbm_rate_ ? bytes / hbm_rate_ : 0; }
+
+double GemmPricer::seconds(const Gemm& g) const {
+  // gemm_time's steps with the lookups hoisted.
   if (g.count <= 0 || g.flops_each() <= 0) return 0;
-  const double peak = cluster.peak(dtype);
-  if (!gemm_traffic_priced(cluster, dtype))
-    return g.flops() / (peak * gemm_efficiency(cluster, dtype, g.flops_each()));
-  const double compute =
-      g.flops() / (peak * cluster.gpu->matmul_efficiency.value * gemm_utilization(cluster, g.m, g.n, g.k, g.count));
-  const double bytes = element_bytes(dtype) * (g.m * g.k + g.k * g.n + g.m * g.n) * g.count;
-  return std::max(compute, memory_time(cluster, bytes));
+  const double peak = peak_ ? *peak_ : cluster_.peak(dtype_);
+  if (!traffic_priced_) {
+    const double efficiency = table_ ? table_gemm_efficiency(*table_, g.flops_each()) : cluster_.gemm_efficiency;
+    return g.flops() / (peak * efficiency);
+  }
+  const double compute = g.flops() / (peak * cluster_.gpu->matmul_efficiency.value *
+                                      gemm_utilization(cluster_, g.m, g.n, g.k, g.count));
+  const double bytes = element_bytes_ * (g.m * g.k + g.k * g.n + g.m * g.n) * g.count;
+  return std::max(compute, memory_seconds(bytes));
 }
 
 double memory_time(const ClusterSpec& cluster, double bytes) {
-  if (cluster.memory_bandwidth <= 0) return 0;
-  const double efficiency =
-      cluster.gpu && cluster.gpu->hbm_efficiency.known() ? cluster.gpu->hbm_efficiency.value : 1.0;
-  return bytes / (cluster.memory_bandwidth * efficiency);
+  return cluster.memory_bandwidth > 0 ? bytes / hbm_rate(cluster) : 0;
 }
 
 FlashEfficiency attention_rate(const ClusterSpec& cluster, const ModelSpec& model, AttentionKernel kernel) {

@@ -34,6 +34,26 @@ bool gemm_traffic_priced(const ClusterSpec& cluster, Dtype dtype);
 // Seconds of the GEMM g (all g.count of them) in `dtype`.
 double gemm_time(const ClusterSpec& cluster, Dtype dtype, const Gemm& g);
 
+// gemm_time for one cluster and dtype with its lookups (peak, tables, operation-table entries) done once: a plan
+// evaluation prices some twenty GEMMs with the same ones. seconds(g) is gemm_time(cluster, dtype, g) bit for bit
+// (the same operations in the same order). Holds a reference: the cluster must outlive it.
+class GemmPricer {
+ public:
+  GemmPricer(const ClusterSpec& cluster, Dtype dtype);
+  double seconds(const Gemm& g) const;
+  double memory_seconds(double bytes) const;  // memory_time(cluster, bytes)
+
+ private:
+  const ClusterSpec& cluster_;
+  Dtype dtype_;
+  const double* peak_ = nullptr;                                // null: not given (seconds throws, as peak() does)
+  const std::vector<GemmEfficiencyPoint>* table_ = nullptr;     // the calibrated table for dtype, if any
+  bool traffic_priced_ = false;                                 // gemm_traffic_priced(cluster, dtype)
+  double element_bytes_ = 0;
+  bool has_hbm_rate_ = false;  // memory_bandwidth given (memory_time is 0 without it)
+  double hbm_rate_ = 0;        // memory_bandwidth x hbm_efficiency
+};
+
 // Seconds a memory-bound kernel takes to read and write `bytes`: at memory_bandwidth x hbm_efficiency; 0 when the
 // profile does not know its HBM bandwidth.
 double memory_time(const ClusterSpec& cluster, double bytes);

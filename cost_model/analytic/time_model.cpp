@@ -155,12 +155,22 @@ CpSeconds cp_layer_seconds(const Plan& plan, const ModelSpec& local, const Atten
   return {pass, pass};
 }
 
+// A GEMM's seconds at the rate the framework's kernels sustain (action_costs).
+struct SustainedGemmSeconds {
+  const GemmPricer& pricer;
+  double sustain = 1;
+  double operator()(const Gemm& x) const { return pricer.seconds(x) / sustain; }
+};
+
 }  // namespace
 
 double gemm_efficiency(const ClusterSpec& cluster, Dtype dtype, double flops) {
   const auto it = cluster.gemm_table.find(dtype);
   if (it == cluster.gemm_table.end() || it->second.empty()) return cluster.gemm_efficiency;
-  const auto& pts = it->second;
+  return table_gemm_efficiency(it->second, flops);
+}
+
+double table_gemm_efficiency(const std::vector<GemmEfficiencyPoint>& pts, double flops) {
   if (flops <= pts.front().flops) return pts.front().efficiency;
   if (flops >= pts.back().flops) return pts.back().efficiency;
   // Points are in increasing flops (validated): interpolate linearly in log(flops).
@@ -217,16 +227,15 @@ ActionCosts action_costs(const Plan& plan) {
   // sustain a share of it over a training step (framework.hpp, kernel_efficiency). Without a table the profile's
   // gemm_efficiency carries everything, as before.
   const double sustain = c.gpu && c.gpu->matmul_efficiency.known() ? kernel_efficiency(par) : 1.0;
-  auto mem_seconds = [&c](double bytes) { return memory_time(c, bytes); };
-  // Two captures, 16 bytes: std::function (tp_layer_seconds) keeps it in place (libstdc++ does up to 16 bytes)
-  // instead of allocating once per plan evaluation.
-  auto gemm_seconds = [&plan, sustain](const Gemm& x) {
-    return gemm_time(plan.cluster, plan.parallel.dtype, x) / sustain;
-  };
-  // The weight GEMMs of the layers: in FP8 for an FP8 plan (fp8_cost.hpp), else as every GEMM.
-  auto weight_seconds = [&plan, sustain](const Gemm& x) {
-    return (plan.parallel.fp8 ? fp8_gemm_time(plan.cluster, x) : gemm_time(plan.cluster, plan.parallel.dtype, x)) /
-           sustain;
+  // gemm_time and memory_time with the cluster's lookups done once for the plan (op_time.hpp).
+  const GemmPricer pricer(c, par.dtype);
+  auto mem_seconds = [&pricer](double bytes) { return pricer.memory_seconds(bytes); };
+  const SustainedGemmSeconds gemm_seconds{pricer, sustain};
+  // The weight GEMMs of the layers: in FP8 for an FP8 plan (fp8_cost.hpp), else as every GEMM. Two captures,
+  // 16 bytes: std::function (tp_layer_seconds) keeps it in place (libstdc++ does up to 16 bytes) instead of
+  // allocating once per plan evaluation.
+  auto weight_seconds = [&gemm_seconds, &plan](const Gemm& x) {
+    return plan.parallel.fp8 ? fp8_gemm_time(plan.cluster, x) / gemm_seconds.sustain : gemm_seconds(x);
   };
 
   ActionCosts a;

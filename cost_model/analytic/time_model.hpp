@@ -43,6 +43,7 @@
 // The slowest rank (the last, with the LM head, or the first) sets the steady state: ideal = B x its per
 // micro-batch time; the bubble uses a middle rank's (layers only).
 #include <optional>
+#include <vector>
 
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/framework.hpp"
@@ -51,6 +52,8 @@ namespace zeropp::analytic {
 
 // GEMM efficiency for one GEMM of `flops` FLOPs (2*m*n*k) on `cluster` in `dtype`.
 double gemm_efficiency(const ClusterSpec& cluster, Dtype dtype, double flops);
+// The same from a calibrated table (non-empty, increasing flops): linear in log(flops) between its points.
+double table_gemm_efficiency(const std::vector<GemmEfficiencyPoint>& points, double flops);
 
 // The highest fraction of the dense peak any compute operation of the time model reaches on `cluster` in `dtype`
 // (the best GEMM, the attention kernel each way). Every operation is priced at or below it, so executed FLOPs over

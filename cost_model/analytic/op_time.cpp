@@ -69,17 +69,17 @@ GemmPricer::GemmPricer(const ClusterSpec& cluster, Dtype dtype)
   if (const auto it = cluster.gemm_table.find(dtype); it != cluster.gemm_table.end() && !it->second.empty())
     table_ = &it->second;
   traffic_priced_ = gemm_traffic_priced(cluster, dtype);
+  if (peak_ && !table_ && !traffic_priced_) {
+    flat_ = true;
+    flat_rate_ = *peak_ * cluster.gemm_efficiency;
+  }
   if (cluster.memory_bandwidth > 0) {
     has_hbm_rate_ = true;
     hbm_rate_ = hbm_rate(cluster);
   }
 }
 
-double GemmPricer::memory_seconds(double bytes) const { return has_hbm_rate_ ? bytes / hbm_rate_ : 0; }
-
-double GemmPricer::seconds(const Gemm& g) const {
-  // gemm_time's steps with the lookups hoisted.
-  if (g.count <= 0 || g.flops_each() <= 0) return 0;
+double GemmPricer::shaped_seconds(const Gemm& g) const {
   const double peak = peak_ ? *peak_ : cluster_.peak(dtype_);
   if (!traffic_priced_) {
     const double efficiency = table_ ? table_gemm_efficiency(*table_, g.flops_each()) : cluster_.gemm_efficiency;

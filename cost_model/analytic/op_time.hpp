@@ -40,16 +40,25 @@ double gemm_time(const ClusterSpec& cluster, Dtype dtype, const Gemm& g);
 class GemmPricer {
  public:
   GemmPricer(const ClusterSpec& cluster, Dtype dtype);
-  double seconds(const Gemm& g) const;
-  double memory_seconds(double bytes) const;  // memory_time(cluster, bytes)
+  double seconds(const Gemm& g) const {
+    if (g.count <= 0 || g.flops_each() <= 0) return 0;
+    // One rate for every GEMM (the profile's gemm_efficiency): peak x efficiency, the product gemm_time divides by.
+    if (flat_) return g.flops() / flat_rate_;
+    return shaped_seconds(g);
+  }
+  double memory_seconds(double bytes) const { return has_hbm_rate_ ? bytes / hbm_rate_ : 0; }  // memory_time
 
  private:
+  double shaped_seconds(const Gemm& g) const;  // by a table or the operation table
+
   const ClusterSpec& cluster_;
   Dtype dtype_;
   const double* peak_ = nullptr;                                // null: not given (seconds throws, as peak() does)
   const std::vector<GemmEfficiencyPoint>* table_ = nullptr;     // the calibrated table for dtype, if any
   bool traffic_priced_ = false;                                 // gemm_traffic_priced(cluster, dtype)
   double element_bytes_ = 0;
+  bool flat_ = false;     // peak given, no table, not traffic-priced: every GEMM at flat_rate_
+  double flat_rate_ = 0;  // peak x gemm_efficiency
   bool has_hbm_rate_ = false;  // memory_bandwidth given (memory_time is 0 without it)
   double hbm_rate_ = 0;        // memory_bandwidth x hbm_efficiency
 };

@@ -8,16 +8,7 @@
 
 namespace zeropp::analytic {
 
-int element_bytes(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::bf16:
-    case Dtype::fp16:
-      return 2;
-    case Dtype::fp32:
-      return 4;
-  }
-  throw SpecError("parallel.dtype", "unknown dtype");
-}
+void unknown_dtype() { throw SpecError("parallel.dtype", "unknown dtype"); }
 
 bool has_biases(const ModelSpec& model) { return model.mlp == MlpKind::gelu; }
 

@@ -17,8 +17,18 @@
 
 namespace zeropp::analytic {
 
-// Bytes of one element of the given training dtype (bf16/fp16: 2, fp32: 4).
-int element_bytes(Dtype dtype);
+// Bytes of one element of the given training dtype (bf16/fp16: 2, fp32: 4). Inline: every formula asks it.
+[[noreturn]] void unknown_dtype();  // throws SpecError
+inline int element_bytes(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::bf16:
+    case Dtype::fp16:
+      return 2;
+    case Dtype::fp32:
+      return 4;
+  }
+  unknown_dtype();
+}
 
 // True for GPT-style layers (gelu MLP): linear biases and LayerNorm biases. False for Llama-style (swiglu).
 bool has_biases(const ModelSpec& model);

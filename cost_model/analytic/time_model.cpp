@@ -330,7 +330,8 @@ ActionCosts action_costs(const Plan& plan) {
   const double param_bytes = element_bytes(precision.gather), grad_bytes = element_bytes(precision.reduce);
   // As the framework executes them (zero3_execution.hpp): the collectives with their side-stream copies, and the
   // copies on the compute stream charged to the forward and backward that wait for them.
-  const double layer_params = static_cast<double>(layer_params_per_tp_rank(m, t).total());
+  const PipelineParams pipeline = pipeline_params(m, layout, t);  // per layer, embedding, head: once per plan
+  const double layer_params = static_cast<double>(pipeline.per_layer);
   if (sync.layer_wise) {
     const Group sg = shard_group(par);
     const double params = static_cast<double>(rank_params(m, 1, 1, 0, t).total());
@@ -366,7 +367,7 @@ ActionCosts action_costs(const Plan& plan) {
   }
 
   // Data-parallel gradient sync of the largest PP rank's parameters (per GPU shard for ZeroPP).
-  const double psi = static_cast<double>(max_rank_params(m, layout, t));
+  const double psi = static_cast<double>(pipeline.max_rank());
   // (Pure ZeRO-3 has none: its gradients are reduce-scattered per micro-batch in the ZeRO-3 group.)
   const Group dg = dp_sync_group(par);
   const double dp_params = psi / sync.grad_shard;

@@ -89,21 +89,14 @@ int layers_per_virtual_stage(const ModelSpec& model, int pp, int v) {
   return model.layers / (pp * v);
 }
 
-namespace {
-
-// The first virtual stage's embedding: vocabulary-parallel word embedding (split over tp), replicated positions.
-std::int64_t first_stage_embedding(const ModelSpec& model, int tp) {
+std::int64_t first_stage_embedding_params(const ModelSpec& model, int tp) {
   return word_embedding_slice(model, tp) + position_embedding_params(model);
 }
 
-// The last virtual stage's final norm and LM head. An untied head always lives there; a tied one needs its own
-// copy when the embedding is on another rank (pp > 1).
-std::int64_t last_stage_head(const ModelSpec& model, int pp, int tp) {
+std::int64_t last_stage_head_params(const ModelSpec& model, int pp, int tp) {
   const bool tied_copy = model.tied_embedding && pp > 1;
   return final_norm_params(model) + (!model.tied_embedding || tied_copy ? word_embedding_slice(model, tp) : 0);
 }
-
-}  // namespace
 
 StageParams virtual_stage_params(const ModelSpec& model, int pp, int v, int virtual_stage, int tp) {
   layers_per_virtual_stage(model, pp, v);  // the even split exists
@@ -118,15 +111,6 @@ StageParams rank_params(const ModelSpec& model, int pp, int v, int pp_rank, int 
 std::int64_t max_rank_params(const ModelSpec& model, int pp, int v, int tp) {
   layers_per_virtual_stage(model, pp, v);
   return max_rank_params(model, even_layout(model.layers, pp, v), tp);
-}
-
-PipelineParams pipeline_params(const ModelSpec& model, const StageLayout& layout, int tp) {
-  PipelineParams p;
-  p.layout = layout;
-  p.per_layer = layer_params_per_tp_rank(model, tp).total();
-  p.embedding = first_stage_embedding(model, tp);
-  p.head = last_stage_head(model, layout.pp, tp);
-  return p;
 }
 
 StageParams PipelineParams::stage(int virtual_stage) const {

@@ -93,7 +93,21 @@ struct PipelineParams {
   StageParams rank(int pp_rank) const;
   std::int64_t max_rank() const;
 };
-PipelineParams pipeline_params(const ModelSpec& model, const StageLayout& layout, int tp = 1);
+// The first virtual stage's embedding (vocabulary-parallel word embedding split over tp, replicated positions) and
+// the last one's final norm and LM head (an untied head always; a tied one needs its own copy when the embedding
+// is on another rank, pp > 1), per TP rank.
+std::int64_t first_stage_embedding_params(const ModelSpec& model, int tp);
+std::int64_t last_stage_head_params(const ModelSpec& model, int pp, int tp);
+// Inline: the caller has just built `layout` (stage_layout, inline), and an out-of-line copy of it reads back
+// 16 bytes at a time what was stored 4 at a time (a store-forwarding stall per call).
+inline PipelineParams pipeline_params(const ModelSpec& model, const StageLayout& layout, int tp = 1) {
+  PipelineParams p;
+  p.layout = layout;
+  p.per_layer = layer_params_per_tp_rank(model, tp).total();
+  p.embedding = first_stage_embedding_params(model, tp);
+  p.head = last_stage_head_params(model, layout.pp, tp);
+  return p;
+}
 
 // The same under any split of the layers (even, Megatron's accounted or explicit first/last stage layers:
 // spec/stage_layout.hpp); the (pp, v) forms above are these with the even split.

@@ -216,7 +216,9 @@ double adam_bytes_per_param(const FrameworkPrecision& precision) {
   return element_bytes(precision.grads) + moments + params;
 }
 
-ActionCosts action_costs(const Plan& plan) {
+ActionCosts action_costs(const Plan& plan) { return action_costs(plan, plan_basics(plan)); }
+
+ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
   const ModelSpec& m = plan.model;
   const ClusterSpec& c = plan.cluster;
   const ParallelSpec& par = plan.parallel;
@@ -241,7 +243,7 @@ ActionCosts action_costs(const Plan& plan) {
   ActionCosts a;
   // Per chunk: the largest virtual stage of the split (all of them when it is even); costs_from_plan scales
   // each stage by its own layers, closed_form_timing each rank by its own (stage_balance.hpp).
-  const StageLayout layout = stage_layout(m, par);
+  const StageLayout& layout = basics.params.layout;
   const int lc = layout.max_stage_layers();
   a.layers_per_chunk = lc;
 
@@ -325,12 +327,12 @@ ActionCosts action_costs(const Plan& plan) {
 
   // ZeRO-3 gathers (parameters in the compute dtype) and reduce-scatters (gradients in the framework's reduce
   // dtype).
-  const DataParallelSync sync = data_parallel_sync(par);
-  const FrameworkPrecision precision = framework_precision(par);
+  const DataParallelSync& sync = basics.sync;
+  const FrameworkPrecision& precision = basics.precision;
   const double param_bytes = element_bytes(precision.gather), grad_bytes = element_bytes(precision.reduce);
   // As the framework executes them (zero3_execution.hpp): the collectives with their side-stream copies, and the
   // copies on the compute stream charged to the forward and backward that wait for them.
-  const PipelineParams pipeline = pipeline_params(m, layout, t);  // per layer, embedding, head: once per plan
+  const PipelineParams& pipeline = basics.params;
   const double layer_params = static_cast<double>(pipeline.per_layer);
   if (sync.layer_wise) {
     const Group sg = shard_group(par);

@@ -45,6 +45,7 @@
 #include <optional>
 #include <vector>
 
+#include "cost_model/analytic/plan_basics.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/framework.hpp"
 
@@ -99,6 +100,8 @@ struct ActionCosts {
 };
 
 ActionCosts action_costs(const Plan& plan);
+// The same with the plan's basics already worked out (plan_basics(plan): estimate's).
+ActionCosts action_costs(const Plan& plan, const PlanBasics& basics);
 
 // What a schedule executor reports: the closed form below, or the simulator.
 struct PipelineTiming {

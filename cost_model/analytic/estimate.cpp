@@ -15,7 +15,7 @@ Estimate estimate(const Plan& plan, const EstimateOptions& options) {
   est.memory_bytes = memory_bytes(plan, basics);
 
   const ActionCosts costs = action_costs(plan, basics);
-  est.time_s = options.pipeline ? options.pipeline(plan, costs) : closed_form_timing(plan, costs);
+  est.time_s = options.pipeline ? options.pipeline(plan, costs) : closed_form_timing(plan, costs, basics);
   if (est.time_s.peak_memory) {
     // The executor tracked activations and buffers over time: its peak replaces the closed-form bound.
     est.memory_bytes.peak = *est.time_s.peak_memory;

@@ -425,6 +425,10 @@ double bubble_time(ScheduleKind kind, int p, int v, int B, int U, double F, doub
 }
 
 PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
+  return closed_form_timing(plan, a, plan_basics(plan));
+}
+
+PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a, const PlanBasics& basics) {
   const ParallelSpec& par = plan.parallel;
   const int p = par.pp, v = par.v, m = par.micro_batches;
   const int U = std::min(par.unit > 0 ? par.unit : m, m);
@@ -436,7 +440,7 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
   const double pp_regular = v * (p2p_f + p2p_b);
   // The end ranks: the last holds the head, the first the embedding (the same rank when p == 1). Each rank's
   // layers scale its share of the regular work (1 everywhere with an even split: stage_balance.hpp).
-  const RankShares k = rank_shares(stage_layout(plan.model, par), a.layers_per_chunk);
+  const RankShares k = rank_shares(basics.params.layout, a.layers_per_chunk);
   const double last_compute = k.last * compute_regular + a.head_f + a.head_b + a.head_w;
   const double last_tp = k.last * tp_regular + a.head_tp_f + a.head_tp_b + (p == 1 ? a.embed_tp_f : 0);
   const double first_tp = k.first * tp_regular + a.embed_tp_f;
@@ -472,7 +476,7 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
   double layer_wise_sync = -1;  // HSDP without PP: the per-micro-batch all-reduces' exposed seconds
   if (a.gather > 0 || a.reduce_scatter > 0) {
     const double fwd = a.f + a.tp_f, bwd = a.b + a.recompute + a.w + a.tp_b + a.tp_recompute;
-    const DataParallelSync sync = data_parallel_sync(par);
+    const DataParallelSync& sync = basics.sync;
     if (sync.layer_wise) {
       // Layer by layer, every micro-batch: gather layer l+1 during layer l's forward; gather layer l-1 and
       // reduce-scatter layer l+1 during layer l's backward. HSDP all-reduces layer l+2's shard beside them on its
@@ -517,9 +521,7 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
     sync_exposed = layer_wise_sync;
   } else if (par.overlap_grad_reduce && a.dp_sync > 0) {
     const double chunk_backward = a.b + a.recompute + a.w;
-    const double n = dp_sync_buckets(
-        par, 0, static_cast<double>(virtual_stage_params(plan.model, stage_layout(plan.model, par), 0, par.tp).total()),
-        a.layers_per_chunk);
+    const double n = dp_sync_buckets(par, 0, static_cast<double>(basics.params.stage(0).total()), a.layers_per_chunk);
     sync_exposed = std::max(a.dp_sync / (v * n), a.dp_sync - chunk_backward * (v - 1.0 / n));
     r.compute += hidden(a.dp_sync - sync_exposed, chunk_backward * v);
   }

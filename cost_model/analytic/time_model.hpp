@@ -117,6 +117,8 @@ struct PipelineTiming {
 
 // The DP gradient sync overlaps the last backward only when parallel.overlap_grad_reduce.
 PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& costs);
+// The same with the plan's basics already worked out (plan_basics(plan): estimate's).
+PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& costs, const PlanBasics& basics);
 
 // Closed-form bubble of a schedule for per-micro-batch, per-rank costs F, B, W (seconds).
 double bubble_time(ScheduleKind kind, int p, int v, int B, int U, double F, double Bx, double W);

@@ -1,6 +1,7 @@
 #include "cost_model/analytic/comm_volume.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -58,7 +59,7 @@ PlanComm plan_comm(const Plan& plan, const PlanBasics& basics) {
   const ParallelSpec& par = plan.parallel;
   const int p = par.pp, v = par.v, t = par.tp, B = par.micro_batches;
   const double e = element_bytes(par.dtype);
-  ModelSpec cp_copy;
+  std::optional<ModelSpec> cp_copy;
   const ModelSpec& local = cp_rank_model(m, par.cp, cp_copy);  // a CP rank's s/cp tokens
   const double bsh = static_cast<double>(par.micro_batch) * local.seq_len * m.hidden;
   PlanComm c;

@@ -1,6 +1,7 @@
 #include "cost_model/analytic/memory.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -273,7 +274,7 @@ PlanActivations plan_activations(const Plan& plan, const PlanBasics& basics) {
   a.per_param = model_state_bytes_per_param(a.precision);
   // A CP rank stores the activations of its s/cp tokens (flash attention: no s x s term to keep whole; the ring's
   // KV blocks in flight live only inside the attention kernel's step and are not counted).
-  ModelSpec cp_copy;
+  std::optional<ModelSpec> cp_copy;
   const ModelSpec& local = cp_rank_model(plan.model, par.cp, cp_copy);
   a.bytes_per_layer = activation_bytes_per_layer(local, opt);
   const double kept = a.bytes_per_layer;

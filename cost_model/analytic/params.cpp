@@ -125,28 +125,8 @@ StageParams PipelineParams::stage(int virtual_stage) const {
   return s;
 }
 
-StageParams PipelineParams::rank(int pp_rank) const {
-  const int pp = layout.pp;
-  if (pp_rank < 0 || pp_rank >= pp) {
-    throw SpecError("parallel.pp", fmt::format("PP rank {} is outside [0, pp = {})", pp_rank, pp));
-  }
-  // Rank r holds virtual stages c*pp + r: stage 0 (the embedding) is chunk 0 of rank 0 and stage pp*v-1 (the head)
-  // is chunk v-1 of rank pp-1. Same as summing stage() over the rank's chunks.
-  StageParams sum;
-  sum.layers = layout.rank_layers(pp_rank) * per_layer;
-  if (pp_rank == 0) sum.embedding = embedding;
-  if (pp_rank == pp - 1) sum.head = head;
-  return sum;
-}
-
-std::int64_t PipelineParams::max_rank() const {
-  // The first rank adds the embedding, the last the head; the middle ranks hold only layers, all alike (rank 1
-  // stands for them).
-  const int p = layout.pp;
-  std::int64_t most = rank(0).total();
-  if (p > 1) most = std::max(most, rank(p - 1).total());
-  if (p > 2) most = std::max(most, rank(1).total());
-  return most;
+void PipelineParams::rank_outside(int pp_rank) const {
+  throw SpecError("parallel.pp", fmt::format("PP rank {} is outside [0, pp = {})", pp_rank, layout.pp));
 }
 
 StageParams virtual_stage_params(const ModelSpec& model, const StageLayout& layout, int virtual_stage, int tp) {

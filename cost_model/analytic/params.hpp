@@ -9,6 +9,7 @@
 // f = 4h this is the familiar 12h^2 + 13h.
 // Outside the layers: word embedding V*h (+ s*h learned positions), the final norm (2h or h), and an LM head
 // V*h only when the embedding is untied.
+#include <algorithm>
 #include <cstdint>
 
 #include "cost_model/spec/model_spec.hpp"
@@ -90,8 +91,30 @@ struct PipelineParams {
   std::int64_t embedding = 0;  // the first virtual stage's word (+ position) embedding
   std::int64_t head = 0;       // the last virtual stage's final norm and LM head (or tied copy)
   StageParams stage(int virtual_stage) const;
-  StageParams rank(int pp_rank) const;
-  std::int64_t max_rank() const;
+  // Rank r holds virtual stages c*pp + r: stage 0 (the embedding) is chunk 0 of rank 0 and stage pp*v-1 (the
+  // head) is chunk v-1 of rank pp-1. Same as summing stage() over the rank's chunks. Inline, as max_rank: the
+  // closed forms ask for several ranks per plan evaluation.
+  StageParams rank(int pp_rank) const {
+    const int pp = layout.pp;
+    if (pp_rank < 0 || pp_rank >= pp) rank_outside(pp_rank);
+    StageParams sum;
+    sum.layers = layout.rank_layers(pp_rank) * per_layer;
+    if (pp_rank == 0) sum.embedding = embedding;
+    if (pp_rank == pp - 1) sum.head = head;
+    return sum;
+  }
+  std::int64_t max_rank() const {
+    // The first rank adds the embedding, the last the head; the middle ranks hold only layers, all alike (rank 1
+    // stands for them).
+    const int p = layout.pp;
+    std::int64_t most = rank(0).total();
+    if (p > 1) most = std::max(most, rank(p - 1).total());
+    if (p > 2) most = std::max(most, rank(1).total());
+    return most;
+  }
+
+ private:
+  [[noreturn]] void rank_outside(int pp_rank) const;  // throws SpecError
 };
 // The first virtual stage's embedding (vocabulary-parallel word embedding split over tp, replicated positions) and
 // the last one's final norm and LM head (an untied head always; a tied one needs its own copy when the embedding

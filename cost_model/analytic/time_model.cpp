@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -249,7 +250,7 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
 
   // One layer, one micro-batch, one GPU. With context parallelism the GPU holds s/cp tokens of each sequence
   // (`local`) and computes 1/cp of the causal attention: cp times the attention of an s/cp sequence.
-  ModelSpec cp_copy;
+  std::optional<ModelSpec> cp_copy;
   const ModelSpec& local = cp_rank_model(m, par.cp, cp_copy);
   const LayerGemms g = layer_gemms(local, b, t);
   // Each weight GEMM three ways, each at its own shape (op_time.hpp): forward, input gradient, weight gradient.
@@ -335,7 +336,7 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
   const PipelineParams& pipeline = basics.params;
   const double layer_params = static_cast<double>(pipeline.per_layer);
   if (sync.layer_wise) {
-    const Group sg = shard_group(par);
+    const Group sg = shard_group(par, sync);
     const double params = static_cast<double>(rank_params(m, 1, 1, 0, t).total());
     const Zero3Seconds z3 = zero3_seconds(plan, sg, params, layer_params);
     a.gather = z3.gather;
@@ -345,7 +346,7 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
   } else if (sync.shard_spans_dp && sync.shard_group > 1) {
     // FSDP2 under PP: a regular chunk's layers in zero3's shard group, once per iteration: the copy-out follows the
     // gather, the reduction's copy-in precedes the reduce-scatter (as ZeroPP's per-unit gathers below).
-    const Group sg = shard_group(par);
+    const Group sg = shard_group(par, sync);
     const double params = static_cast<double>(lc) * layer_params;
     const Zero3Seconds z3 = zero3_seconds(plan, sg, params, layer_params);
     a.gather = z3.gather + z3.forward_copies;
@@ -371,7 +372,7 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
   // Data-parallel gradient sync of the largest PP rank's parameters (per GPU shard for ZeroPP).
   const double psi = static_cast<double>(pipeline.max_rank());
   // (Pure ZeRO-3 has none: its gradients are reduce-scattered per micro-batch in the ZeRO-3 group.)
-  const Group dg = dp_sync_group(par);
+  const Group dg = dp_sync_group(par, sync);
   const double dp_params = psi / sync.grad_shard;
   const bool sharded_dp = sync.mode == DpSyncMode::reduce_scatter;
   if (dg.size > 1) {

@@ -3,6 +3,8 @@
 // for element-wise ones); lanes of a warp touch consecutive elements, so every access is coalesced.
 #include "e2e/backend/cuda/kernels.cuh"
 
+#include "e2e/backend/cuda/flash_tc.cuh"
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -251,8 +253,8 @@ __global__ void swiglu_backward_kernel(bf16* dinp, const bf16* inp, const bf16* 
 
 // One thread per (row, q-or-k head, pair); the angle in double (positions up to 2^20 times frequencies down to
 // theta^-1 keep ~1e-10 absolute accuracy), the rotation in fp32.
-__global__ void rope_kernel(bf16* qkv, int N, int T, int pos0, int heads, int W, int hs, int rotary_dims,
-                            double theta, float sign) {
+__global__ void rope_kernel(bf16* qkv, int N, int T, int pos0, int heads, int W, int hs, int rotary_dims, double theta,
+                            float sign) {
   const int half = rotary_dims / 2;
   const std::int64_t total = std::int64_t{N} * heads * half;
   for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
@@ -728,8 +730,8 @@ void rope(bf16* qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, dou
           cudaStream_t stream) {
   const std::int64_t total = std::int64_t{N} * (NH + KVH) * (rotary_dims / 2);
   if (total == 0) return;
-  rope_kernel<<<grid_for(total), kThreads, 0, stream>>>(qkv, N, T, pos0, NH + KVH, (NH + 2 * KVH) * hs, hs,
-                                                        rotary_dims, theta, inverse ? -1.0f : 1.0f);
+  rope_kernel<<<grid_for(total), kThreads, 0, stream>>>(qkv, N, T, pos0, NH + KVH, (NH + 2 * KVH) * hs, hs, rotary_dims,
+                                                        theta, inverse ? -1.0f : 1.0f);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -748,10 +750,39 @@ void check_flash(int T, int NH, int KVH, int hs) {
 }
 }  // namespace
 
+// The one place that chooses between the tensor-core and the scalar flash kernels.
+FlashKernel flash_kernel_for(int hs, std::initializer_list<const void*> pointers) {
+  if (!flash_tc_supports(hs)) return FlashKernel::scalar;
+  for (const void* p : pointers)
+    if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) return FlashKernel::scalar;
+  int device = 0, optin = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return flash_tc_shared_bytes(hs) <= static_cast<std::size_t>(optin) ? FlashKernel::tensor_cores : FlashKernel::scalar;
+}
+
+namespace {
+// The kernel this call runs: `automatic` resolved, a named one checked.
+FlashKernel resolve_flash(FlashKernel asked, int hs, std::initializer_list<const void*> pointers) {
+  const FlashKernel possible = flash_kernel_for(hs, pointers);
+  if (asked == FlashKernel::automatic) return possible;
+  if (asked == FlashKernel::tensor_cores && possible != FlashKernel::tensor_cores)
+    throw std::invalid_argument("cuda flash attention: the tensor-core kernels need a head size multiple of 16 up to " +
+                                std::to_string(kFlashTcMaxHead) + ", 16-byte aligned buffers and " +
+                                std::to_string(flash_tc_shared_bytes(hs)) +
+                                " B of shared memory per block (hs = " + std::to_string(hs) + ")");
+  return asked;
+}
+}  // namespace
+
 void flash_attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int NH, int KVH, int hs,
-                             cudaStream_t stream) {
+                             cudaStream_t stream, FlashKernel kernel) {
   check_flash(T, NH, KVH, hs);
   if (B == 0) return;
+  if (resolve_flash(kernel, hs, {out, qkv}) == FlashKernel::tensor_cores) {
+    flash_tc_forward(out, lse, qkv, B, T, NH, KVH, hs, stream);
+    return;
+  }
   const FlashShape sh{T, NH, KVH, hs};
   flash_forward_kernel<<<flash_grid(T, std::int64_t{B} * NH), kFlashWarps * kWarp, 0, stream>>>(
       out, lse, qkv, sh, 1.0f / sqrtf(static_cast<float>(hs)));
@@ -759,13 +790,19 @@ void flash_attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int 
 }
 
 void flash_attention_backward(bf16* dqkv, float* delta, const bf16* dout, const bf16* out, const float* lse,
-                              const bf16* qkv, int B, int T, int NH, int KVH, int hs, cudaStream_t stream) {
+                              const bf16* qkv, int B, int T, int NH, int KVH, int hs, cudaStream_t stream,
+                              FlashKernel kernel) {
   check_flash(T, NH, KVH, hs);
   if (B == 0) return;
+  const FlashKernel run = resolve_flash(kernel, hs, {dqkv, dout, qkv});
   const FlashShape sh{T, NH, KVH, hs};
   const float scale = 1.0f / sqrtf(static_cast<float>(hs));
   flash_delta_kernel<<<warp_rows_grid(std::int64_t{B} * NH * T), kThreads, 0, stream>>>(delta, dout, out, B, sh);
   CUDA_CHECK_LAUNCH();
+  if (run == FlashKernel::tensor_cores) {
+    flash_tc_backward(dqkv, delta, dout, lse, qkv, B, T, NH, KVH, hs, stream);
+    return;
+  }
   flash_dq_kernel<<<flash_grid(T, std::int64_t{B} * NH), kFlashWarps * kWarp, 0, stream>>>(dqkv, delta, dout, lse, qkv,
                                                                                            sh, scale);
   CUDA_CHECK_LAUNCH();

@@ -434,6 +434,15 @@ TEST_F(CudaBackendTest, FlashAttentionKernelsAgainstCpuAtModelHeadSizes) {
             for (const auto& [name, c0, n] :
                  {std::tuple{"dq", 0, C}, std::tuple{"dk", C, kv}, std::tuple{"dv", C + kv, kv}}) {
               const auto g = columns(dg, W, c0, n), c = columns(dc, W, c0, n);
+              if (T == 1 && c0 < C + kv) {
+                // One key: P = 1, dS = dP - delta = 0 exactly, so dq and dk are zero up to the rounding of two
+                // fp32 dot products of ~11 (|dout . v|, hs terms), ~1e-6, times 1/sqrt(hs) |k|: nothing to be
+                // relative to, so an absolute bound.
+                double worst = 0.0;
+                for (float v : g) worst = std::max(worst, std::isfinite(v) ? std::abs(double(v)) : 1e30);
+                EXPECT_LT(worst, 1e-3) << name << " (exactly zero in exact arithmetic), " << what;
+                continue;
+              }
               EXPECT_LT(rel_err(g, c), kBf16Out) << name << ", " << what;
               EXPECT_LT(max_elem_err(g, c), kBf16Elem) << name << ", " << what;
             }

@@ -171,32 +171,51 @@ TEST_F(CudaBackendTest, LinearForwardBackward) {
   EXPECT_LT(rel_err(down(gdb.view()), cpu_down(cdb.view())), kF32Out) << "bias gradient (fp32, accumulated)";
 }
 
+// Shapes for both kernel pairs (layernorm_vectorized): C = 96 and 2048 take the 16-byte kernels (2048: 8 vectors per
+// lane), C = 100 the 2-byte ones; weight and bias one element into their buffers (woff = 1, as a view into a flat
+// parameter buffer can be) take the vector kernels' element-load path.
 TEST_F(CudaBackendTest, LayerNorm) {
-  const int N = 37, C = 96;  // N not a multiple of the 8 rows per warp-block
-  const auto x = random_bf16(std::size_t(N) * C, rng, 2.0f), w = random_bf16(C, rng), b = random_bf16(C, rng);
-  const auto dy = random_bf16(std::size_t(N) * C, rng), dx0 = random_bf16(std::size_t(N) * C, rng);
-  const auto dw0 = random_bf16(C, rng), db0 = random_bf16(C, rng);
-  Buffer gx = up(x), gw = up(w), gb = up(b), gout = poisoned(std::size_t(N) * C);
-  Buffer gmean = poisoned(N, DType::f32), grstd = poisoned(N, DType::f32);
-  Buffer cx = cpu_up(x), cw = cpu_up(w), cb = cpu_up(b), cout(cpu, std::int64_t(N) * C), cmean(cpu, N), crstd(cpu, N);
-  gpu->layernorm_forward(gout.view(), gmean.view(), grstd.view(), gx.view(), gw.view(), gb.view(), N, C);
-  cpu.layernorm_forward(cout.view(), cmean.view(), crstd.view(), cx.view(), cw.view(), cb.view(), N, C);
-  EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out);
-  EXPECT_LT(rel_err(down(gmean.view()), cpu_down(cmean.view())), kF32Out);
-  EXPECT_LT(rel_err(down(grstd.view()), cpu_down(crstd.view())), kF32Out);
+  struct Shape {
+    int N, C, woff;
+  };
+  for (const Shape& s : {Shape{37, 96, 0}, Shape{37, 100, 0}, Shape{19, 2048, 0}, Shape{37, 96, 1}}) {
+    const int N = s.N, C = s.C;  // N not a multiple of the 8 rows per warp-block
+    SCOPED_TRACE("N " + std::to_string(N) + " C " + std::to_string(C) + " weight offset " + std::to_string(s.woff));
+    const auto x = random_bf16(std::size_t(N) * C, rng, 2.0f);
+    const auto w = random_bf16(std::size_t(C + s.woff), rng), b = random_bf16(std::size_t(C + s.woff), rng);
+    const auto dy = random_bf16(std::size_t(N) * C, rng), dx0 = random_bf16(std::size_t(N) * C, rng);
+    const auto dw0 = random_bf16(C, rng), db0 = random_bf16(C, rng);
+    Buffer gx = up(x), gwb = up(w), gbb = up(b), gout = poisoned(std::size_t(N) * C);
+    const Tensor gw = gwb.view().slice(s.woff, C), gb = gbb.view().slice(s.woff, C);
+    const std::vector<float> wc(w.begin() + s.woff, w.end()), bc(b.begin() + s.woff, b.end());
+    EXPECT_EQ(cuda::layernorm_vectorized(C, gout.view().data, gx.view().data), C % 8 == 0);
+    Buffer gmean = poisoned(N, DType::f32), grstd = poisoned(N, DType::f32);
+    Buffer cx = cpu_up(x), cw = cpu_up(wc), cb = cpu_up(bc), cout(cpu, std::int64_t(N) * C), cmean(cpu, N),
+           crstd(cpu, N);
+    gpu->layernorm_forward(gout.view(), gmean.view(), grstd.view(), gx.view(), gw, gb, N, C);
+    cpu.layernorm_forward(cout.view(), cmean.view(), crstd.view(), cx.view(), cw.view(), cb.view(), N, C);
+    EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out);
+    EXPECT_LT(rel_err(down(gmean.view()), cpu_down(cmean.view())), kF32Out);
+    EXPECT_LT(rel_err(down(grstd.view()), cpu_down(crstd.view())), kF32Out);
 
-  // The backward from the same (CPU) statistics on both sides.
-  const auto mean = cpu_down(cmean.view()), rstd = cpu_down(crstd.view());
-  Buffer gm = up(mean, DType::f32), gr = up(rstd, DType::f32), gdy = up(dy), gdx = up(dx0);
-  Buffer cdy = cpu_up(dy), cdx = cpu_up(dx0);
-  gpu->layernorm_backward_input(gdx.view(), gdy.view(), gx.view(), gm.view(), gr.view(), gw.view(), N, C, true);
-  cpu.layernorm_backward_input(cdx.view(), cdy.view(), cx.view(), cmean.view(), crstd.view(), cw.view(), N, C, true);
-  EXPECT_LT(rel_err(down(gdx.view()), cpu_down(cdx.view())), kBf16Out) << "input gradient";
-  Buffer gdw = up(dw0, DType::f32), gdb = up(db0, DType::f32), cdw = cpu_up(dw0), cdb = cpu_up(db0);
-  gpu->layernorm_backward_weight(gdw.view(), gdb.view(), gdy.view(), gx.view(), gm.view(), gr.view(), N, C);
-  cpu.layernorm_backward_weight(cdw.view(), cdb.view(), cdy.view(), cx.view(), cmean.view(), crstd.view(), N, C);
-  EXPECT_LT(rel_err(down(gdw.view()), cpu_down(cdw.view())), kF32Out) << "weight gradient";
-  EXPECT_LT(rel_err(down(gdb.view()), cpu_down(cdb.view())), kF32Out) << "bias gradient";
+    // The backward from the same (CPU) statistics on both sides.
+    const auto mean = cpu_down(cmean.view()), rstd = cpu_down(crstd.view());
+    Buffer gm = up(mean, DType::f32), gr = up(rstd, DType::f32), gdy = up(dy), gdx = up(dx0);
+    Buffer cdy = cpu_up(dy), cdx = cpu_up(dx0);
+    gpu->layernorm_backward_input(gdx.view(), gdy.view(), gx.view(), gm.view(), gr.view(), gw, N, C, true);
+    cpu.layernorm_backward_input(cdx.view(), cdy.view(), cx.view(), cmean.view(), crstd.view(), cw.view(), N, C, true);
+    EXPECT_LT(rel_err(down(gdx.view()), cpu_down(cdx.view())), kBf16Out) << "input gradient (accumulate)";
+    Buffer gdx2 = poisoned(std::size_t(N) * C), cdx2(cpu, std::int64_t(N) * C);
+    gpu->layernorm_backward_input(gdx2.view(), gdy.view(), gx.view(), gm.view(), gr.view(), gw, N, C, false);
+    cpu.layernorm_backward_input(cdx2.view(), cdy.view(), cx.view(), cmean.view(), crstd.view(), cw.view(), N, C,
+                                 false);
+    EXPECT_LT(rel_err(down(gdx2.view()), cpu_down(cdx2.view())), kBf16Out) << "input gradient (overwrite)";
+    Buffer gdw = up(dw0, DType::f32), gdb = up(db0, DType::f32), cdw = cpu_up(dw0), cdb = cpu_up(db0);
+    gpu->layernorm_backward_weight(gdw.view(), gdb.view(), gdy.view(), gx.view(), gm.view(), gr.view(), N, C);
+    cpu.layernorm_backward_weight(cdw.view(), cdb.view(), cdy.view(), cx.view(), cmean.view(), crstd.view(), N, C);
+    EXPECT_LT(rel_err(down(gdw.view()), cpu_down(cdw.view())), kF32Out) << "weight gradient";
+    EXPECT_LT(rel_err(down(gdb.view()), cpu_down(cdb.view())), kF32Out) << "bias gradient";
+  }
 }
 
 TEST_F(CudaBackendTest, Gelu) {

@@ -25,6 +25,10 @@ void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, con
                        int N, int C, cudaStream_t);
 void layernorm_backward_input(bf16* dinp, const bf16* dout, const bf16* inp, const float* mean, const float* rstd,
                               const bf16* weight, int N, int C, bool accumulate, cudaStream_t);
+// Whether layernorm_forward (with out, inp) and layernorm_backward_input (with dinp, inp; dout aligned too) run
+// their 16-byte-access kernels: C % 8 == 0 and 16-byte aligned rows; otherwise the 2-byte ones. Same results up to
+// the order of fp32 partial sums.
+bool layernorm_vectorized(int C, const void* out, const void* inp);
 // dweight[c] += sum_n dout[n,c] xhat[n,c]; dbias[c] += sum_n dout[n,c].
 void layernorm_backward_weight(float* dweight, float* dbias, const bf16* dout, const bf16* inp, const float* mean,
                                const float* rstd, int N, int C, cudaStream_t);

@@ -140,16 +140,17 @@ __device__ void scores_abt(float* out, const bf16* a, int lda, const bf16* b, in
 // acc[16][hs] (fp32 in shared memory, row stride ldo) += P[16][kTile] (bf16, row stride kLdP) X[kTile][hs] (bf16,
 // row stride ldx), for the warp's 16 rows.
 __device__ void accumulate_px(float* acc, int ldo, const bf16* p, const bf16* x, int ldx, int hs) {
+  FragA fa[kTile / kFrag];  // the warp's P rows, loaded once for every 16 output columns
+#pragma unroll
+  for (int kk = 0; kk < kTile / kFrag; ++kk) wmma::load_matrix_sync(fa[kk], p + kk * kFrag, kLdP);
   for (int n = 0; n < hs; n += kFrag) {
     FragC c;
     wmma::load_matrix_sync(c, acc + n, ldo, wmma::mem_row_major);
 #pragma unroll
-    for (int kk = 0; kk < kTile; kk += kFrag) {
-      FragA fa;
+    for (int kk = 0; kk < kTile / kFrag; ++kk) {
       FragBRow fb;
-      wmma::load_matrix_sync(fa, p + kk, kLdP);
-      wmma::load_matrix_sync(fb, x + kk * ldx + n, ldx);
-      wmma::mma_sync(c, fa, fb, c);
+      wmma::load_matrix_sync(fb, x + kk * kFrag * ldx + n, ldx);
+      wmma::mma_sync(c, fa[kk], fb, c);
     }
     wmma::store_matrix_sync(acc + n, c, ldo, wmma::mem_row_major);
   }

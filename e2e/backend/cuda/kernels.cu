@@ -392,7 +392,9 @@ __global__ void rope_kernel(bf16* qkv, int N, int T, int pos0, int heads, int W,
 // FlashAttention-2's algorithm (Dao 2023) with one warp per query row (forward, dq) or per key row (dk, dv), and
 // kFlashTile rows of the other side staged in shared memory per step. Scores are dot products over the head
 // (each lane takes one row of the staged tile), output rows are accumulated with each lane holding the columns
-// lane, lane + 32, ... of the head in registers. Correctness first: no tensor cores, no pipelining.
+// lane, lane + 32, ... of the head in registers. No tensor cores, no pipelining: these are the kernels for heads the
+// tensor-core ones (flash_tc.cu) do not take (not a multiple of 16, or above 128) and for unaligned buffers. On an
+// H100 they were 84% of a 4-layer Llama-3 8B step (results/measured/h100-80gb-hbm3), which is why those exist.
 // Shared memory per block, kFlashMaxHead = 256: two bf16 tiles 2 x 32 x 258 x 2 B = 33,024 B, plus per-warp fp32
 // rows 4 x 256 x 4 B each (one for the forward, two for the backward kernels) and, for dk/dv, 2 x 32 fp32:
 // at most 41,472 B, under the 48 KB of static shared memory every architecture gives.

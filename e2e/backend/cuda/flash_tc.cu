@@ -70,8 +70,11 @@ struct Smem {
   static constexpr std::size_t probs = std::size_t{kTile} * kLdP * sizeof(bf16);
   static constexpr std::size_t rowvec = std::size_t{kTile} * sizeof(float);
   __host__ __device__ std::size_t forward() const { return 3 * tile() + scores + probs + acc(); }
-  __host__ __device__ std::size_t dq() const { return 4 * tile() + 2 * scores + probs + acc() + 2 * rowvec; }
-  __host__ __device__ std::size_t dkv() const { return 4 * tile() + 2 * scores + 2 * probs + 2 * acc() + 2 * rowvec; }
+  // The backward kernels keep their sums in registers; the two score arrays double as the place the final sums
+  // pass through on their way out (16 rows x hs per warp), so that region is the larger of the two uses.
+  __host__ __device__ std::size_t scores_or_acc() const { return 2 * scores > acc() ? 2 * scores : acc(); }
+  __host__ __device__ std::size_t dq() const { return 4 * tile() + scores_or_acc() + probs + 2 * rowvec; }
+  __host__ __device__ std::size_t dkv() const { return 4 * tile() + scores_or_acc() + 2 * probs + 2 * rowvec; }
 };
 
 // Hands out consecutive pieces of the dynamic shared memory.
@@ -154,6 +157,42 @@ __device__ void accumulate_px(float* acc, int ldo, const bf16* p, const bf16* x,
     }
     wmma::store_matrix_sync(acc + n, c, ldo, wmma::mem_row_major);
   }
+}
+
+// The backward's sums need no rescaling, so they stay in fragments for the whole kernel: acc[n] holds output columns
+// 16 n .. 16 n + 15 of the warp's 16 rows, n < hs / 16 (the loops run to the largest head and skip the rest, so
+// every index is a constant after unrolling and the array stays in registers).
+constexpr int kMaxFrags = kFlashTcMaxHead / kFrag;
+using AccRegs = FragC[kMaxFrags];
+
+__device__ void zero_regs(AccRegs& acc) {
+#pragma unroll
+  for (int n = 0; n < kMaxFrags; ++n) wmma::fill_fragment(acc[n], 0.0f);
+}
+
+// acc += P[16][kTile] (bf16, row stride kLdP) X[kTile][hs] (bf16, row stride ldx).
+__device__ void accumulate_px_regs(AccRegs& acc, const bf16* p, const bf16* x, int ldx, int hs) {
+  FragA fa[kTile / kFrag];
+#pragma unroll
+  for (int kk = 0; kk < kTile / kFrag; ++kk) wmma::load_matrix_sync(fa[kk], p + kk * kFrag, kLdP);
+#pragma unroll
+  for (int n = 0; n < kMaxFrags; ++n) {
+    if (n * kFrag < hs) {
+#pragma unroll
+      for (int kk = 0; kk < kTile / kFrag; ++kk) {
+        FragBRow fb;
+        wmma::load_matrix_sync(fb, x + kk * kFrag * ldx + n * kFrag, ldx);
+        wmma::mma_sync(acc[n], fa[kk], fb, acc[n]);
+      }
+    }
+  }
+}
+
+// The warp's 16 x hs sums into out (fp32, row stride ldo).
+__device__ void store_regs(float* out, int ldo, const AccRegs& acc, int hs) {
+#pragma unroll
+  for (int n = 0; n < kMaxFrags; ++n)
+    if (n * kFrag < hs) wmma::store_matrix_sync(out + n * kFrag, acc[n], ldo, wmma::mem_row_major);
 }
 
 // grid (ceil(T / kTile), B * NH): query rows q0 .. q0 + 63 of head h of sequence b. The heaviest blocks (last
@@ -244,10 +283,10 @@ __global__ void __launch_bounds__(kThreads)
   bf16* gs = cv.take<bf16>(L.tile());  // dO
   bf16* ks = cv.take<bf16>(L.tile());
   bf16* vs = cv.take<bf16>(L.tile());
-  float* ss = cv.take<float>(Smem::scores);
-  float* dps = cv.take<float>(Smem::scores);
+  float* scratch = cv.take<float>(L.scores_or_acc());
+  float* ss = scratch;                  // S  [kTile][kLdS]
+  float* dps = scratch + kTile * kLdS;  // dP [kTile][kLdS]
   bf16* dss = cv.take<bf16>(Smem::probs);
-  float* dqs = cv.take<float>(L.acc());
   float* lse_s = cv.take<float>(Smem::rowvec);
   float* delta_s = cv.take<float>(Smem::rowvec);
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
@@ -260,16 +299,17 @@ __global__ void __launch_bounds__(kThreads)
   stage(gs, dout + std::int64_t{b} * T * C, C, h * hs, q0, T, hs);
   stage_vec(lse_s, lse + rows_bh, q0, T);
   stage_vec(delta_s, delta + rows_bh, q0, T);
-  zero(dqs, kTile * ldo);
+  AccRegs dq;
+  zero_regs(dq);
+  float* s_w = ss + warp * kFrag * kLdS;
+  float* dp_w = dps + warp * kFrag * kLdS;
+  bf16* ds_w = dss + warp * kFrag * kLdP;
   const int last = min(T - 1, q0 + kTile - 1);
   for (int k0 = 0; k0 <= last; k0 += kTile) {
     __syncthreads();
     stage(ks, base, W, sh.k_col(kvh), k0, T, hs);
     stage(vs, base, W, sh.v_col(kvh), k0, T, hs);
     __syncthreads();
-    float* s_w = ss + warp * kFrag * kLdS;
-    float* dp_w = dps + warp * kFrag * kLdS;
-    bf16* ds_w = dss + warp * kFrag * kLdP;
     scores_abt(s_w, qs + warp * kFrag * ldt, ldt, ks, ldt, hs);   // S = Q K^T
     scores_abt(dp_w, gs + warp * kFrag * ldt, ldt, vs, ldt, hs);  // dP = dO V^T
     __syncwarp();
@@ -284,15 +324,17 @@ __global__ void __launch_bounds__(kThreads)
       ds_w[r * kLdP + c] = __float2bfloat16(ds);
     }
     __syncwarp();
-    accumulate_px(dqs + warp * kFrag * ldo, ldo, ds_w, ks, ldt, hs);  // dQ += dS K
+    accumulate_px_regs(dq, ds_w, ks, ldt, hs);  // dQ += dS K
   }
+  __syncthreads();  // every warp is done with the scores: their region now takes the sums (other warps' rows too)
+  float* dq_w = scratch + warp * kFrag * ldo;
+  store_regs(dq_w, ldo, dq, hs);
   __syncwarp();
-  const float* dq_w = dqs + warp * kFrag * ldo;
   for (int r = 0; r < kFrag; ++r) {
     const int t = q0 + warp * kFrag + r;
     if (t >= T) break;
-    bf16* dq = dqkv + (std::int64_t{b} * T + t) * W + sh.q_col(h);
-    for (int d = lane; d < hs; d += kWarp) dq[d] = __float2bfloat16(scale * dq_w[r * ldo + d]);
+    bf16* out = dqkv + (std::int64_t{b} * T + t) * W + sh.q_col(h);
+    for (int d = lane; d < hs; d += kWarp) out[d] = __float2bfloat16(scale * dq_w[r * ldo + d]);
   }
 }
 
@@ -309,12 +351,11 @@ __global__ void __launch_bounds__(kThreads)
   bf16* vs = cv.take<bf16>(L.tile());
   bf16* qs = cv.take<bf16>(L.tile());
   bf16* gs = cv.take<bf16>(L.tile());  // dO
-  float* sts = cv.take<float>(Smem::scores);
-  float* dpts = cv.take<float>(Smem::scores);
+  float* scratch = cv.take<float>(L.scores_or_acc());
+  float* sts = scratch;                  // S^T  [kTile][kLdS]
+  float* dpts = scratch + kTile * kLdS;  // dP^T [kTile][kLdS]
   bf16* pts = cv.take<bf16>(Smem::probs);
   bf16* dsts = cv.take<bf16>(Smem::probs);
-  float* dks = cv.take<float>(L.acc());
-  float* dvs = cv.take<float>(L.acc());
   float* lse_s = cv.take<float>(Smem::rowvec);
   float* delta_s = cv.take<float>(Smem::rowvec);
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
@@ -325,8 +366,9 @@ __global__ void __launch_bounds__(kThreads)
   const bf16* gbase = dout + std::int64_t{b} * T * C;
   stage(ks, base, W, sh.k_col(kvh), j0, T, hs);
   stage(vs, base, W, sh.v_col(kvh), j0, T, hs);
-  zero(dks, kTile * ldo);
-  zero(dvs, kTile * ldo);
+  AccRegs dk, dv;
+  zero_regs(dk);
+  zero_regs(dv);
   float* st_w = sts + warp * kFrag * kLdS;
   float* dpt_w = dpts + warp * kFrag * kLdS;
   bf16* pt_w = pts + warp * kFrag * kLdP;
@@ -335,7 +377,7 @@ __global__ void __launch_bounds__(kThreads)
     const int h = kvh * group + g;
     const std::int64_t rows_bh = (std::int64_t{b} * sh.NH + h) * T;
     for (int i0 = j0; i0 < T; i0 += kTile) {  // query tiles with a row t >= j0 (tiles align, so from i0 = j0)
-      __syncthreads();  // the previous Q, dO tiles and row vectors are consumed (first time: ks, vs, dks, dvs)
+      __syncthreads();  // the previous Q, dO tiles and row vectors are consumed (first time: ks, vs are written)
       stage(qs, base, W, sh.q_col(h), i0, T, hs);
       stage(gs, gbase, C, h * hs, i0, T, hs);
       stage_vec(lse_s, lse + rows_bh, i0, T);
@@ -356,20 +398,26 @@ __global__ void __launch_bounds__(kThreads)
         dst_w[r * kLdP + c] = __float2bfloat16(ds);
       }
       __syncwarp();
-      accumulate_px(dvs + warp * kFrag * ldo, ldo, pt_w, gs, ldt, hs);   // dV += P^T dO
-      accumulate_px(dks + warp * kFrag * ldo, ldo, dst_w, qs, ldt, hs);  // dK += dS^T Q
+      accumulate_px_regs(dv, pt_w, gs, ldt, hs);   // dV += P^T dO
+      accumulate_px_regs(dk, dst_w, qs, ldt, hs);  // dK += dS^T Q
     }
   }
-  __syncwarp();
-  for (int r = 0; r < kFrag; ++r) {
-    const int j = j0 + warp * kFrag + r;
-    if (j >= T) break;
-    bf16* row = dqkv + (std::int64_t{b} * T + j) * W;
-    for (int d = lane; d < hs; d += kWarp) {
-      row[sh.k_col(kvh) + d] = __float2bfloat16(scale * dks[(warp * kFrag + r) * ldo + d]);
-      row[sh.v_col(kvh) + d] = __float2bfloat16(dvs[(warp * kFrag + r) * ldo + d]);
+  __syncthreads();  // every warp is done with the scores: their region now takes the sums (other warps' rows too)
+  float* acc_w = scratch + warp * kFrag * ldo;
+  // dk (times the softmax scale), then dv, through the same 16 rows of the scratch.
+  auto write = [&](const AccRegs& acc, int col0, float mul) {
+    store_regs(acc_w, ldo, acc, hs);
+    __syncwarp();
+    for (int r = 0; r < kFrag; ++r) {
+      const int j = j0 + warp * kFrag + r;
+      if (j >= T) break;
+      bf16* row = dqkv + (std::int64_t{b} * T + j) * W + col0;
+      for (int d = lane; d < hs; d += kWarp) row[d] = __float2bfloat16(mul * acc_w[r * ldo + d]);
     }
-  }
+    __syncwarp();  // the rows are read before the next call overwrites them
+  };
+  write(dk, sh.k_col(kvh), scale);
+  write(dv, sh.v_col(kvh), 1.0f);
 }
 
 dim3 tc_grid(int T, std::int64_t pairs) {

@@ -6,14 +6,15 @@
 // 16 w .. 16 w + 15 of the block's tile from start to end: it computes their scores, their softmax and their output
 // rows, so within a step only __syncwarp is needed; __syncthreads guards the staged tiles all warps read.
 // WMMA does not say which fragment element holds which row, so everything row-wise goes through shared memory:
-// scores (S, dP) are stored as fp32, turned into bf16 probabilities (P, dS) there, and the fp32 output
-// accumulators (O, dQ, dK, dV) live in shared memory, loaded into a fragment, updated and stored back per step
-// (the documented load/store round trip), which is also where O is rescaled by the online softmax.
+// scores (S, dP) are stored as fp32 and turned into bf16 probabilities (P, dS) there. The forward's fp32 output
+// accumulator O lives in shared memory, loaded into a fragment, updated and stored back per step (the documented
+// load/store round trip), which is where the online softmax rescales its rows. The backward's sums (dQ, dK, dV)
+// need no rescaling, so they stay in fragments (registers) and pass through shared memory once, at the end.
 // Causal masking: key tiles wholly above the diagonal are never visited (the loops stop at the diagonal tile);
 // inside the diagonal tile, and for rows/columns past T (staged as zeros), probabilities are set to exactly 0.
 // Backward: two kernels without atomics (deterministic, like the scalar kernels): dq per (sequence, query head,
 // query tile), dk and dv per (sequence, key/value head, key tile) summed over the query heads of the group.
-// Correctness first: no pipelining, no register-resident accumulators.
+// Correctness first: no pipelining (tiles are staged synchronously), no reliance on the fragments' element layout.
 #include "e2e/backend/cuda/flash_tc.cuh"
 
 #include <mma.h>

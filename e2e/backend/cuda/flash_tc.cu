@@ -26,6 +26,7 @@
 #include <string>
 
 #include "cuda_util/check.hpp"
+#include "e2e/backend/cuda/flash_shape.cuh"
 
 namespace zeropp::e2e::cuda {
 namespace {
@@ -51,14 +52,7 @@ using FragBRow = wmma::fragment<wmma::matrix_b, kFrag, kFrag, kFrag, bf16, wmma:
 using FragBCol = wmma::fragment<wmma::matrix_b, kFrag, kFrag, kFrag, bf16, wmma::col_major>;
 using FragC = wmma::fragment<wmma::accumulator, kFrag, kFrag, kFrag, float>;
 
-struct Shape {
-  int T, NH, KVH, hs;
-  __host__ __device__ int W() const { return (NH + 2 * KVH) * hs; }  // qkv row
-  __host__ __device__ int C() const { return NH * hs; }              // output row
-  __host__ __device__ int q_col(int h) const { return h * hs; }
-  __host__ __device__ int k_col(int kvh) const { return NH * hs + kvh * hs; }
-  __host__ __device__ int v_col(int kvh) const { return (NH + KVH) * hs + kvh * hs; }
-};
+using Shape = FlashShape;
 
 // Shared-memory sizes (bytes) for head size hs; the kernels carve their arrays in this order.
 struct Smem {

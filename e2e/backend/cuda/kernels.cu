@@ -3,6 +3,7 @@
 // for element-wise ones); lanes of a warp touch consecutive elements, so every access is coalesced.
 #include "e2e/backend/cuda/kernels.cuh"
 
+#include "e2e/backend/cuda/flash_shape.cuh"
 #include "e2e/backend/cuda/flash_tc.cuh"
 
 #include <cmath>
@@ -407,15 +408,6 @@ constexpr int kFlashRegs = kFlashMaxHead / kWarp;  // output columns per lane
 static_assert(kFlashTile == kWarp, "each lane owns one staged row");
 static_assert(2 * kFlashTile * kFlashStride * 2 + 2 * kFlashWarps * kFlashMaxHead * 4 + 2 * kFlashTile * 4 <= 48 * 1024,
               "flash kernels must fit static shared memory");
-
-struct FlashShape {
-  int T, NH, KVH, hs;
-  __host__ __device__ int W() const { return (NH + 2 * KVH) * hs; }  // qkv row
-  __host__ __device__ int C() const { return NH * hs; }              // output row
-  __host__ __device__ int q_col(int h) const { return h * hs; }
-  __host__ __device__ int k_col(int kvh) const { return NH * hs + kvh * hs; }
-  __host__ __device__ int v_col(int kvh) const { return (NH + KVH) * hs + kvh * hs; }
-};
 
 // Stages rows r0 .. r0 + kFlashTile - 1 (zeros past `rows`) of a [rows, ld] bf16 matrix, columns col .. col + hs - 1,
 // into tile[kFlashTile][kFlashStride]. All threads of the block take part.

@@ -4,7 +4,13 @@ tool's files folder) into measured data of the repository: results/measured/<gpu
 the zeropp-bench JSON `zeropp calibrate` reads, trainer and PyTorch results, tests, loss curves, a README), and
 prints (or with --calibrate runs) the `zeropp calibrate` command that fits a profile from it.
 
-  python3 scripts/device/import.py FOLDER_OR_TARBALL [--dest DIR] [--calibrate] [--zeropp build/cost_model/zeropp]
+  python3 scripts/device/import.py FOLDER_OR_TARBALL [MORE ...] [--dest DIR] [--calibrate] [--zeropp ...]
+
+Several calls of one session (a second call reruns the steps the first cut short, STEPS=... BUDGET_<step>=...) are
+merged step by step: each step's files come from the last call in which that step finished ("ok": a rerun
+supersedes), else from the first call that has them; machine.json says which call each step came from, and the headline numbers are computed
+again from the merged files (scripts/device/summarize.py), so a ratio such as zeropp's MFU over PyTorch's can mix
+calls: the README lists the call of every number.
 
 The operation table (ops.json) has one entry per measured operation with its shape, the library that ran it, the
 time, the rate (TFLOP/s for GEMMs and attention, GB/s for memory-bound kernels) and provenance "measured", the
@@ -18,6 +24,7 @@ nothing that was not measured on a GPU lands in results/measured/.
 import argparse
 import csv
 import datetime
+import fnmatch
 import io
 import json
 import os
@@ -27,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tarfile
+import tempfile
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # Files of the run copied as they are (when present), under the names the importer gives them.
@@ -36,6 +44,7 @@ VERBATIM = {
     "gemm-torch.json": "torch-matmul.json",
     "sdpa.json": "torch-sdpa.json",
     "trainer-gpt3-1.3b.json": "trainer-gpt3-1.3b.json",
+    "trainer-gpt3-1.3b-flash.json": "trainer-gpt3-1.3b-flash.json",
     "torch-gpt3-1.3b.json": "torch-gpt3-1.3b.json",
     "torch-gpt3-1.3b-math.json": "torch-gpt3-1.3b-math.json",
     "trainer-llama3-8b-l4.json": "trainer-llama3-8b-l4.json",
@@ -71,6 +80,83 @@ def read_run(path):
     if os.path.isdir(path) and os.path.isfile(os.path.join(path, "run.log")):
         files["run.log"] = open(os.path.join(path, "run.log"), "rb").read()
     return files
+
+
+# The files each step of scripts/device/run.sh writes (besides its <step>.log), to merge several calls step by step.
+STEP_OUTPUTS = {
+    "env": ["nvidia-smi.csv", "nvidia-smi-q.txt", "env.json", "libs.json", "libs.env", "shapes.json"],
+    "tests": ["tests.json", "gtest-*.json"],
+    "gemm_lt": ["gemm-cublaslt.json"],
+    "gemm_torch": ["gemm-torch.json"],
+    "sdpa": ["sdpa.json"],
+    "kernels": ["bench-trainer-cuda.json"],
+    "trainer": ["trainer-gpt3-1.3b.json", "trainer-gpt3-1.3b.trace.json", "gpt3-1.3b-1gpu.plan.json"],
+    "torch": ["torch-gpt3-1.3b.json"],
+    "trainer_flash": ["trainer-gpt3-1.3b-flash.json", "trainer-gpt3-1.3b-flash.trace.json",
+                      "gpt3-1.3b-flash-1gpu.plan.json"],
+    "trainer_llama": ["trainer-llama3-8b-l4.json", "trainer-llama3-8b-l4.trace.json", "llama3-8b-l4-1gpu.plan.json"],
+    "loss": ["loss-*.json", "tiny_*.plan.json"],
+    "torch_math": ["torch-gpt3-1.3b-math.json"],
+}
+PER_CALL = ("steps.jsonl", "summary.json", "summary.txt", "run.log")  # describe one call: kept per call
+
+
+def step_of(name):
+    for step, patterns in STEP_OUTPUTS.items():
+        if name == f"{step}.log" or any(fnmatch.fnmatch(name, p) for p in patterns):
+            return step
+    return None
+
+
+def steps_of(files):
+    """[{step, status, ...}] of a call's steps.jsonl (empty when absent)."""
+    out = []
+    for line in files.get("steps.jsonl", b"").decode(errors="replace").splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass
+    return out
+
+
+def merge_calls(calls):
+    """(files, {step: call index}, per-call step lists) of several calls' files, step by step (module docstring)."""
+    statuses = [{r["step"]: r["status"] for r in steps_of(files)} for files in calls]
+    chosen = {}  # step -> the call its files come from: the last that finished it, else the first that has any
+    for step in STEP_OUTPUTS:
+        ok = [i for i, st in enumerate(statuses) if st.get(step) == "ok"]
+        have = [i for i, files in enumerate(calls) if any(step_of(n) == step for n in files)]
+        if ok or have:
+            chosen[step] = ok[-1] if ok else have[0]
+    merged = {}
+    for i, files in enumerate(calls):
+        for name, data in files.items():
+            step = step_of(name)
+            if name in PER_CALL or (step is not None and chosen.get(step) != i):
+                continue
+            merged[name] = data  # a file of no step: the last call's
+    steps = []
+    for step, i in chosen.items():
+        rec = next((r for r in steps_of(calls[i]) if r["step"] == step), {"step": step, "status": "missing"})
+        steps.append(dict(rec, call=i + 1))
+    merged["steps.jsonl"] = "".join(json.dumps(r) + "\n" for r in steps).encode()
+    if len(calls) == 1:
+        for name in PER_CALL:
+            if name in calls[0]:
+                merged[name] = calls[0][name]
+    return merged, chosen, [steps_of(files) for files in calls]
+
+
+def summarize(files):
+    """summary.json of merged files, computed again by scripts/device/summarize.py."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, data in files.items():
+            with open(os.path.join(tmp, name), "wb") as f:
+                f.write(data)
+        subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "summarize.py"), tmp],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        path = os.path.join(tmp, "summary.json")
+        return open(path, "rb").read() if os.path.isfile(path) else None
 
 
 def salvage_benchmarks(text):
@@ -182,7 +268,8 @@ def sdpa_entries(doc, source):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("run", help="the device run's output folder (results.tar.gz inside) or the tarball")
+    ap.add_argument("runs", nargs="+", metavar="run",
+                    help="a device call's output folder (results.tar.gz inside) or the tarball; several: merged")
     ap.add_argument("--dest", help="default results/measured/<gpu>")
     ap.add_argument("--calibrate", action="store_true", help="also run zeropp calibrate (needs --zeropp or build/)")
     ap.add_argument("--zeropp", default=os.path.join(REPO, "build", "cost_model", "zeropp"))
@@ -192,7 +279,11 @@ def main():
                     help="accept synthetic data (into --dest outside results/)")
     args = ap.parse_args()
 
-    files = read_run(args.run)
+    calls = [read_run(r) for r in args.runs]
+    files, step_call, call_steps = merge_calls(calls)
+    if len(calls) > 1:
+        files["summary.json"] = summarize(files) or b"{}"
+        print("import: steps from calls " + ", ".join(f"{s} {i + 1}" for s, i in step_call.items()))
     env = json_of(files, "env.json") or {}
     gpu = gpu_row(files)
     synthetic = bool(env.get("synthetic"))
@@ -238,6 +329,9 @@ def main():
         "package": {k: (env.get("package") or {}).get(k) for k in ("commit", "built", "build", "requires")},
         "libraries": (json_of(files, "libs.json") or {}).get("found"),
         "steps": summary.get("steps"),
+        "calls": [{"call": i + 1, "source": os.path.abspath(r), "steps": st}
+                  for i, (r, st) in enumerate(zip(args.runs, call_steps))],
+        "step_from_call": {s: i + 1 for s, i in step_call.items()},
     }
     with open(os.path.join(dest, "machine.json"), "w") as f:
         json.dump(machine, f, indent=1)
@@ -281,13 +375,28 @@ def main():
                 lines.append(f"| nvidia-smi {key} | {gpu[key]} |")
     if env.get("torch"):
         lines.append(f"| PyTorch | {env['torch'].get('version')} (CUDA {env['torch'].get('cuda')}) |")
+    if len(calls) > 1:
+        lines += ["", f"{len(calls)} calls of the device tool merged step by step (each step from the last call in "
+                  "which it finished):", "", "| call | package commit | steps taken from it | its log |",
+                  "|---|---|---|---|"]
+        for i, files_i in enumerate(calls):
+            taken = [s for s, c in step_call.items() if c == i]
+            log = f"run-call{i + 1}.log"
+            if "run.log" in files_i:
+                with open(os.path.join(dest, log), "wb") as f:
+                    f.write(files_i["run.log"])
+                copied.append(log)
+            commit = ((json_of(files_i, "env.json") or {}).get("package") or {}).get("commit", "?")
+            lines.append(f"| {i + 1} | {commit[:12]}{'-dirty' if commit.endswith('-dirty') else ''} | "
+                         f"{', '.join(taken) or '-'} | `{log}` |")
     lines += ["", "Files: " + ", ".join(f"`{c}`" for c in ["machine.json", "ops.json", *copied]) + ".", ""]
     if calibrate_cmd:
         lines += ["Profile from these measurements:", "", "```sh",
                   " ".join(os.path.relpath(c, REPO) if os.path.isabs(c) and c.startswith(REPO) else c
                            for c in calibrate_cmd), "```", ""]
     lines += ["Headline numbers (scripts/device/summarize.py, the run's summary.json):", "", "```"]
-    headline = ("tests", "gemm", "sdpa", "trainer", "torch_step", "mfu_zeropp_over_torch_eager", "loss_curve")
+    headline = ("tests", "gemm", "sdpa", "trainer", "trainer_flash", "torch_step", "mfu_zeropp_over_torch_eager",
+                "mfu_zeropp_flash_over_torch_eager", "loss_curve")
     lines += [json.dumps({k: summary.get(k) for k in headline}, indent=1), "```", ""]
     with open(os.path.join(dest, "README.md"), "w") as f:
         f.write("\n".join(lines))

@@ -61,7 +61,9 @@ bool gemm_traffic_priced(const ClusterSpec& cluster, Dtype dtype) {
   return !has_table(cluster, dtype) && cluster.gpu && cluster.gpu->matmul_efficiency.known();
 }
 
-double gemm_time(const ClusterSpec& cluster, Dtype dtype, const Gemm& g) { return GemmPricer(cluster, dtype).seconds(g); }
+double gemm_time(const ClusterSpec& cluster, Dtype dtype, const Gemm& g) {
+  return GemmPricer(cluster, dtype).seconds(g);
+}
 
 GemmPricer::GemmPricer(const ClusterSpec& cluster, Dtype dtype)
     : cluster_(cluster), dtype_(dtype), element_bytes_(element_bytes(dtype)) {
@@ -85,8 +87,8 @@ double GemmPricer::shaped_seconds(const Gemm& g) const {
     const double efficiency = table_ ? table_gemm_efficiency(*table_, g.flops_each()) : cluster_.gemm_efficiency;
     return g.flops() / (peak * efficiency);
   }
-  const double compute = g.flops() / (peak * cluster_.gpu->matmul_efficiency.value *
-                                      gemm_utilization(cluster_, g.m, g.n, g.k, g.count));
+  const double compute =
+      g.flops() / (peak * cluster_.gpu->matmul_efficiency.value * gemm_utilization(cluster_, g.m, g.n, g.k, g.count));
   const double bytes = element_bytes_ * (g.m * g.k + g.k * g.n + g.m * g.n) * g.count;
   return std::max(compute, memory_seconds(bytes));
 }

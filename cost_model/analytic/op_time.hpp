@@ -53,12 +53,12 @@ class GemmPricer {
 
   const ClusterSpec& cluster_;
   Dtype dtype_;
-  const double* peak_ = nullptr;                                // null: not given (seconds throws, as peak() does)
-  const std::vector<GemmEfficiencyPoint>* table_ = nullptr;     // the calibrated table for dtype, if any
-  bool traffic_priced_ = false;                                 // gemm_traffic_priced(cluster, dtype)
+  const double* peak_ = nullptr;                             // null: not given (seconds throws, as peak() does)
+  const std::vector<GemmEfficiencyPoint>* table_ = nullptr;  // the calibrated table for dtype, if any
+  bool traffic_priced_ = false;                              // gemm_traffic_priced(cluster, dtype)
   double element_bytes_ = 0;
-  bool flat_ = false;     // peak given, no table, not traffic-priced: every GEMM at flat_rate_
-  double flat_rate_ = 0;  // peak x gemm_efficiency
+  bool flat_ = false;          // peak given, no table, not traffic-priced: every GEMM at flat_rate_
+  double flat_rate_ = 0;       // peak x gemm_efficiency
   bool has_hbm_rate_ = false;  // memory_bandwidth given (memory_time is 0 without it)
   double hbm_rate_ = 0;        // memory_bandwidth x hbm_efficiency
 };

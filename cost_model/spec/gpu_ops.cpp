@@ -89,7 +89,8 @@ std::map<AttentionKernel, AttentionTable> attention_from_json(const nlohmann::js
 nlohmann::json to_json(const std::vector<AttentionPoint>& points, Provenance table) {
   nlohmann::json out = nlohmann::json::array();
   for (const AttentionPoint& p : points) {
-    nlohmann::json point = {{"head_dim", p.head_dim}, {"seq_len", p.seq_len}, {"causal", p.causal}, {"tflops", p.tflops}};
+    nlohmann::json point = {
+        {"head_dim", p.head_dim}, {"seq_len", p.seq_len}, {"causal", p.causal}, {"tflops", p.tflops}};
     if (p.provenance != table) point["provenance"] = to_string(p.provenance);
     out.push_back(point);
   }
@@ -124,11 +125,10 @@ bool lists_mask(const std::vector<AttentionPoint>& pts, bool causal) {
 }  // namespace
 
 GpuOps gpu_ops_from_json(const nlohmann::json& j, const std::string& field) {
-  const detail::Fields f(j, field,
-                         {"sm_count", "compute_capability", "nccl_contention", "matmul_efficiency",
-                          "fp8_matmul_efficiency", "gemm_tile_rows", "gemm_tile_cols", "gemm_epilogue_exposed",
-                          "hbm_efficiency",
-                          "power_limit_w", "attention"});
+  const detail::Fields f(
+      j, field,
+      {"sm_count", "compute_capability", "nccl_contention", "matmul_efficiency", "fp8_matmul_efficiency",
+       "gemm_tile_rows", "gemm_tile_cols", "gemm_epilogue_exposed", "hbm_efficiency", "power_limit_w", "attention"});
   GpuOps ops;
   for (const EntryRule& rule : kEntries)
     if (f.has(rule.name)) ops.*rule.member = entry_from_json(f.at(rule.name), f.path_of(rule.name));

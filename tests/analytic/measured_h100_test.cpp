@@ -43,8 +43,8 @@ std::vector<MeasuredGemm> measured_gemms() {
   std::vector<MeasuredGemm> out;
   for (const nlohmann::json& b : j.at("benchmarks")) {
     const double scale = b.at("time_unit") == "us" ? 1e-6 : b.at("time_unit") == "ms" ? 1e-3 : 1e-9;
-    out.push_back({b.at("name"), b.at("m"), b.at("n"), b.at("k"), b.at("real_time").get<double>() * scale,
-                   b.at("FLOP/s")});
+    out.push_back(
+        {b.at("name"), b.at("m"), b.at("n"), b.at("k"), b.at("real_time").get<double>() * scale, b.at("FLOP/s")});
   }
   return out;
 }
@@ -122,11 +122,12 @@ TEST(MeasuredH100Gemm, ShapeModelHoldsOnTheMeasuredShapes) {
     if (g.k <= 1280) shallow.push_back(e);
     if (gemm_utilization(c, g.m, g.n, g.k, 1) < 0.9) ragged.push_back(e);
   }
-  std::printf("GEMM model / measured - 1 on %zu shapes: median |error| %.4f, mean |error| %.4f, max |error| %.4f, "
-              "median %.4f; k <= 1280 (%zu): median %.4f; below 90%% of a wave (%zu): median %.4f\n",
-              all.size(), median(err_abs), std::accumulate(err_abs.begin(), err_abs.end(), 0.0) / err_abs.size(),
-              *std::max_element(err_abs.begin(), err_abs.end()), median(all), shallow.size(), median(shallow),
-              ragged.size(), median(ragged));
+  std::printf(
+      "GEMM model / measured - 1 on %zu shapes: median |error| %.4f, mean |error| %.4f, max |error| %.4f, "
+      "median %.4f; k <= 1280 (%zu): median %.4f; below 90%% of a wave (%zu): median %.4f\n",
+      all.size(), median(err_abs), std::accumulate(err_abs.begin(), err_abs.end(), 0.0) / err_abs.size(),
+      *std::max_element(err_abs.begin(), err_abs.end()), median(all), shallow.size(), median(shallow), ragged.size(),
+      median(ragged));
   ASSERT_EQ(all.size(), 433U);
   ASSERT_GE(shallow.size(), 10U);
   ASSERT_GE(ragged.size(), 10U);

@@ -269,7 +269,8 @@ TEST(Validation, MegatronCoreH100RowsLoadWithTheStatedAssumptions) {
 //   megatron_core_h100  LOO 8.74% mean / 22.14% (32B) max since the H100 table took the measurement
 //                       (results/measured/h100-80gb-hbm3; before 8.23% / 20.70% (1.7B)): small models come out
 //                       fast (1.7B 18%, 7.1B 10%), the pp = 1 32B row slow (its fp32 gradient reduce-scatter
-//                       outlasts the one micro-batch backward it overlaps). (8.36% / 22.55% with FlashAttention-3's rates where cuDNN ran; before 119B and 462B
+//                       outlasts the one micro-batch backward it overlaps). (8.36% / 22.55% with FlashAttention-3's
+//                       rates where cuDNN ran; before 119B and 462B
 //                       were interleaved as run: 11.77% / 27.82%.)
 //   mpt_fsdp_a100       LOO 8.19% / 15.28% (1b at 8192): full-recompute rows slow, long non-recompute rows fast
 //                       (8.18% / 15.21% before; 8.14% / 15.03% before FSDP1's copies were priced, issue 19 item 2).

@@ -69,6 +69,19 @@ def build(torch, args):
             self.wpe = nn.Embedding(args.seq, args.hidden)
             self.blocks = nn.ModuleList(Block(args.hidden, args.heads) for _ in range(args.layers))
             self.lnf = nn.LayerNorm(args.hidden, eps=1e-5)
+            self.apply(self.gpt2_init)
+
+        @staticmethod
+        def gpt2_init(m):
+            # GPT-2's initialisation, as zeropp's trainer draws it (e2e/model/init.cpp): weights N(0, 0.02), the two
+            # residual projections N(0, 0.02 / sqrt(2 L)), biases 0. PyTorch's defaults (N(0, 1) embeddings, tied to
+            # the head) start the loss near 170 instead of ln V; the time per step does not depend on it.
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                residual = isinstance(m, nn.Linear) and m.out_features == args.hidden  # proj and fcproj
+                std = 0.02 / math.sqrt(2 * args.layers) if residual else 0.02
+                nn.init.normal_(m.weight, mean=0.0, std=std)
+                if isinstance(m, nn.Linear) and m.bias is not None:
+                    nn.init.zeros_(m.bias)
 
         def forward(self, tokens, targets):
             pos = torch.arange(tokens.shape[1], device=tokens.device)

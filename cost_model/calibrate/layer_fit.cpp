@@ -17,6 +17,11 @@ Plan one_layer_plan(const LayerSample& s, const ClusterSpec& cluster, Dtype dtyp
   plan.model.heads = s.a;
   plan.model.seq_len = s.s;
   plan.model.vocab = 64;  // the head is priced separately (head_f ...); a layer's costs do not read V
+  // The block zeropp-bench times (microbench/layer_bench.cpp): the trainer's GPT layer as GptConfig builds it, with
+  // the materialised softmax(QK^T)V and no dropout (the trainer has none). Left to the model's defaults, a GELU
+  // layer would be priced with dropout masks the block never writes.
+  plan.model.dropout = false;
+  plan.model.attention = AttentionKind::unfused;
   plan.cluster = cluster;
   plan.parallel.strategy = Strategy::pp_zero1;
   plan.parallel.schedule = ScheduleKind::one_f_one_b;

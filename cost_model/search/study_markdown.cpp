@@ -333,6 +333,42 @@ void timeline_section(std::string& md, const StudyReport& r) {
       t.makespan_s, 100 * t.bubble_fraction, peaks);
 }
 
+// The trainer and PyTorch measured on a real GPU (results/measured/<gpu>/), and the model's prediction of the
+// trainer's step there.
+void measured_gpu_section(std::string& md, const StudyReport& r) {
+  for (const MeasuredGpu& g : r.measured) {
+    md += fmt::format(
+        "**Measured on {}** (driver {}, power limit {}; `results/measured/{}/`, written by scripts/device/run.sh on "
+        "a lent machine and scripts/device/import.py). GPT-3 1.3B on this one GPU, bf16, 8 micro-batches of one "
+        "2048-token sequence per step; MFU is model FLOPs (full s x s attention) over the dense bf16 peak "
+        "(scripts/device/summarize.py), the same formula for every row.\n\n",
+        g.gpu.empty() ? "a GPU" : g.gpu, g.driver.empty() ? "?" : g.driver,
+        g.power_limit.empty() ? "?" : g.power_limit, g.folder);
+    if (!g.steps.empty()) {
+      md += "| implementation | step s | tokens/s | MFU | peak memory GiB |\n|---|--:|--:|--:|--:|\n";
+      for (const MeasuredStep& s : g.steps)
+        md += fmt::format("| {} | {:.3f} | {:.0f} | {:.1f}% | {:.1f} |\n", s.who, s.step_s, s.tokens_per_s,
+                          100 * s.mfu, s.peak_memory_gib);
+      md += "\n";
+    }
+    if (g.mfu_over_torch_eager)
+      md += fmt::format(
+          "zeropp-train's MFU over PyTorch eager's: {:.2f} with materialised attention{} (the goal of issue 23: at "
+          "least 0.8).\n\n",
+          *g.mfu_over_torch_eager,
+          g.flash_mfu_over_torch_eager ? fmt::format(", {:.2f} with its flash attention", *g.flash_mfu_over_torch_eager)
+                                       : std::string());
+    if (!g.trainer.empty()) {
+      md += "The model's prediction of the trainer's measured step (`zeropp-train --compare-model`, on this GPU):\n\n";
+      md += "| result | plan | measured s | predicted s | error | prediction's costs |\n|---|---|--:|--:|--:|---|\n";
+      for (const LoopRun& run : g.trainer)
+        md += fmt::format("| {} | {} | {:.3f} | {:.3f} | {:+.1f}% | {} |\n", run.file, run.plan, run.measured_s,
+                          run.predicted_s, 100 * run.error, run.costs);
+      md += "\n";
+    }
+  }
+}
+
 void validation_section(std::string& md, const StudyReport& r) {
   md += "## How model and measurement agree\n\n";
   for (const std::string& note : r.validation_notes) md += "- " + note + ".\n";
@@ -377,7 +413,9 @@ void validation_section(std::string& md, const StudyReport& r) {
     md += fmt::format("| {} | {} | {}, {} ranks | {:.3f} | {:.3f} | {:+.1f}% | {} |\n", run.file, run.plan, run.backend,
                       run.world, run.measured_s, run.predicted_s, 100 * run.error, run.costs);
   }
+  any_gpu = any_gpu || !r.measured.empty();
   md += any_gpu ? "\n" : "\nNone of these runs is on a GPU: the GPU-scale numbers above are model output only.\n\n";
+  measured_gpu_section(md, r);
 }
 
 void figures_section(std::string& md, const StudyReport& r) {

@@ -194,6 +194,7 @@ StudyReport build_study_report(const Experiment& experiment, const StudyOptions&
   r.flop_convention = flop_convention(r);
   r.loop_dir = options.results_dir / "loop";
   r.loop = load_loop_runs(r.loop_dir);
+  r.measured = load_measured_gpus(options.results_dir / "measured");
   return r;
 }
 
@@ -312,6 +313,34 @@ nlohmann::json to_json(const StudyReport& r) {
                     {"relative_error", run.error}});
   j["loop_dir"] = r.loop_dir.generic_string();
   j["loop"] = loop;
+  nlohmann::json measured = nlohmann::json::array();
+  for (const MeasuredGpu& g : r.measured) {
+    nlohmann::json steps = nlohmann::json::array(), trainer = nlohmann::json::array();
+    for (const MeasuredStep& s : g.steps)
+      steps.push_back({{"who", s.who},
+                       {"step_s", s.step_s},
+                       {"tokens_per_s", s.tokens_per_s},
+                       {"mfu", s.mfu},
+                       {"peak_memory_gib", s.peak_memory_gib}});
+    for (const LoopRun& run : g.trainer)
+      trainer.push_back({{"file", run.file},
+                         {"plan", run.plan},
+                         {"costs", run.costs},
+                         {"measured_iteration_s", run.measured_s},
+                         {"predicted_iteration_s", run.predicted_s},
+                         {"relative_error", run.error}});
+    measured.push_back({{"folder", g.folder},
+                        {"gpu", g.gpu},
+                        {"driver", g.driver},
+                        {"steps", steps},
+                        {"trainer", trainer},
+                        {"mfu_over_torch_eager", g.mfu_over_torch_eager ? nlohmann::json(*g.mfu_over_torch_eager)
+                                                                         : nlohmann::json(nullptr)},
+                        {"flash_mfu_over_torch_eager", g.flash_mfu_over_torch_eager
+                                                           ? nlohmann::json(*g.flash_mfu_over_torch_eager)
+                                                           : nlohmann::json(nullptr)}});
+  }
+  j["measured_gpus"] = measured;
 
   nlohmann::json figures = nlohmann::json::array();
   for (const StudyFigure& f : r.figures)

@@ -25,6 +25,7 @@
 #include "cost_model/search/compare.hpp"
 #include "cost_model/search/criterion_map.hpp"
 #include "cost_model/search/loop_runs.hpp"
+#include "cost_model/search/measured_gpu.hpp"
 #include "cost_model/search/validation.hpp"
 #include "cost_model/search/validation_cache.hpp"
 #include "cost_model/spec/config.hpp"
@@ -108,6 +109,7 @@ struct StudyReport {
   ErrorBand band;
   std::filesystem::path loop_dir;
   std::vector<LoopRun> loop;
+  std::vector<MeasuredGpu> measured;  // <results>/measured/<gpu>/: the trainer and PyTorch on a real GPU
   std::vector<StudyFigure> figures;  // set by whoever draws them (the CLI: study_figures.hpp), empty otherwise
   std::string figures_note;          // why there are none, or how they were drawn
   std::string flop_convention;       // how the table's TFLOP/s and MFU count FLOPs, and how each set counts them

@@ -44,6 +44,7 @@ VERBATIM = {
     "gemm-torch.json": "torch-matmul.json",
     "sdpa.json": "torch-sdpa.json",
     "trainer-gpt3-1.3b.json": "trainer-gpt3-1.3b.json",
+    "trainer-gpt3-1.3b-flash.json": "trainer-gpt3-1.3b-flash.json",
     "torch-gpt3-1.3b.json": "torch-gpt3-1.3b.json",
     "torch-gpt3-1.3b-math.json": "torch-gpt3-1.3b-math.json",
     "trainer-llama3-8b-l4.json": "trainer-llama3-8b-l4.json",
@@ -91,6 +92,8 @@ STEP_OUTPUTS = {
     "kernels": ["bench-trainer-cuda.json"],
     "trainer": ["trainer-gpt3-1.3b.json", "trainer-gpt3-1.3b.trace.json", "gpt3-1.3b-1gpu.plan.json"],
     "torch": ["torch-gpt3-1.3b.json"],
+    "trainer_flash": ["trainer-gpt3-1.3b-flash.json", "trainer-gpt3-1.3b-flash.trace.json",
+                      "gpt3-1.3b-flash-1gpu.plan.json"],
     "trainer_llama": ["trainer-llama3-8b-l4.json", "trainer-llama3-8b-l4.trace.json", "llama3-8b-l4-1gpu.plan.json"],
     "loss": ["loss-*.json", "tiny_*.plan.json"],
     "torch_math": ["torch-gpt3-1.3b-math.json"],
@@ -405,7 +408,8 @@ def main():
                   " ".join(os.path.relpath(c, REPO) if os.path.isabs(c) and c.startswith(REPO) else c
                            for c in calibrate_cmd), "```", ""]
     lines += ["Headline numbers (scripts/device/summarize.py, the run's summary.json):", "", "```"]
-    headline = ("tests", "gemm", "sdpa", "trainer", "torch_step", "mfu_zeropp_over_torch_eager", "loss_curve")
+    headline = ("tests", "gemm", "sdpa", "trainer", "trainer_flash", "torch_step", "mfu_zeropp_over_torch_eager",
+                "mfu_zeropp_flash_over_torch_eager", "loss_curve")
     lines += [json.dumps({k: summary.get(k) for k in headline}, indent=1), "```", ""]
     with open(os.path.join(dest, "README.md"), "w") as f:
         f.write("\n".join(lines))

@@ -19,6 +19,7 @@
 #   trainer     zeropp-train, GPT-3 1.3B bf16 on one GPU: tokens/s, MFU, peak memory, the measured per-action
 #               trace beside the simulator's prediction for the same plan (--compare-model=analytic, dgx-h100)
 #   torch       the same model and step in PyTorch eager and torch.compile (e2e/compare_torch.py)
+#   trainer_flash  the trainer's GPT-3 1.3B step with its own flash attention kernels
 #   trainer_llama  Meta-Llama-3-8B's config cut to 4 layers on one GPU (Llama layers, flash attention, GQA)
 #   loss        the tiny GPT's and the tiny Llama's loss curves on the CPU and the CUDA backend, same seed and data
 #   torch_math  PyTorch eager with the materialised softmax(QK^T)V zeropp's backend runs (last: least needed)
@@ -28,8 +29,9 @@
 #
 # Without a GPU (the rehearsal, scripts/device/rehearse.sh) every CUDA step fails or skips cleanly and says so.
 # Environment: OUT (default results/device-run), WORK, DEVICE_PKG (default .device), STEPS (comma list, default
-# all), BUDGET_<step> (seconds, overrides that step's budget), DEADLINE_S, ZEROPP_DEVICE_SITE (a site-packages folder to search for CUDA wheels instead of torch's),
-# ZEROPP_DEVICE_LIBDIRS (extra library folders, colon-separated).
+# all), BUDGET_<step> (seconds, overrides that step's budget: a second call reruns what the first cut short),
+# TORCH_MODES (default eager,compile), DEADLINE_S, ZEROPP_DEVICE_SITE (a site-packages folder to search for CUDA
+# wheels instead of torch's), ZEROPP_DEVICE_LIBDIRS (extra library folders, colon-separated).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 src=$PWD
@@ -39,7 +41,7 @@ if ! pkg=$(cd "${DEVICE_PKG:-.device}" 2>/dev/null && pwd); then
 fi
 out=${OUT:-$src/results/device-run}
 work=${WORK:-/tmp/zeropp-device}
-steps=${STEPS:-env,tests,gemm_lt,gemm_torch,sdpa,kernels,trainer,torch,trainer_llama,loss,torch_math}
+steps=${STEPS:-env,tests,gemm_lt,gemm_torch,sdpa,kernels,trainer,torch,trainer_flash,trainer_llama,loss,torch_math}
 deadline=${DEADLINE_S:-420}
 mkdir -p "$out" "$work"
 rm -rf "${work:?}"/*
@@ -198,8 +200,14 @@ JSON
 run_step trainer 90 "$zp" "$bin/zeropp-train" --plan "$work/gpt3-1.3b-1gpu.plan.json" --backend cuda --steps 8 \
   --compare-model=analytic --trace "$work/trainer-gpt3-1.3b.trace.json" --out "$work/trainer-gpt3-1.3b.json"
 run_step torch 150 "$py" "$src/e2e/compare_torch.py" --layers 24 --hidden 2048 --heads 16 --seq 2048 --vocab 50257 \
-  --micro-batch "$micro_batch" --micro-batches "$micro_batches" --warmup 2 --steps 6 --modes eager,compile \
-  --json "$work/torch-gpt3-1.3b.json"
+  --micro-batch "$micro_batch" --micro-batches "$micro_batches" --warmup 2 --steps 6 \
+  --modes "${TORCH_MODES:-eager,compile}" --json "$work/torch-gpt3-1.3b.json"
+# The same GPT-3 1.3B step with the trainer's own flash attention kernels instead of the materialised scores (the
+# kernel PyTorch eager's SDPA row is compared with).
+sed 's/"attention": "unfused"/"attention": "flash"/' "$work/gpt3-1.3b-1gpu.plan.json" >"$work/gpt3-1.3b-flash-1gpu.plan.json"
+run_step trainer_flash 60 "$zp" "$bin/zeropp-train" --plan "$work/gpt3-1.3b-flash-1gpu.plan.json" --backend cuda \
+  --steps 8 --compare-model=analytic --trace "$work/trainer-gpt3-1.3b-flash.trace.json" \
+  --out "$work/trainer-gpt3-1.3b-flash.json"
 # Meta-Llama-3-8B's config cut to 4 of its 32 layers: the Llama layers and the flash kernels at full width.
 cat >"$work/llama3-8b-l4-1gpu.plan.json" <<JSON
 {"model": "$src/tests/data/hf/llama-3-8b.json", "cluster": "$src/configs/clusters/dgx-h100.json",

@@ -95,11 +95,11 @@ def main():
     layers = bench_runs(load(w, "bench-trainer-cuda.json"), "layer/")
     s["layer_tflops"] = {name: run.get("FLOP/s", 0) / 1e12 for name, run in layers.items()}
 
-    z = load(w, "trainer-gpt3-1.3b.json")
-    if z:
+    def trainer_summary(z):
         mc = z.get("model_comparison") or {}
-        s["trainer"] = {
+        return {
             "tokens_per_second": z["tokens_per_second"], "iteration_seconds": z["iteration_seconds"],
+            "timed_steps": z.get("timed_steps"),
             "model_flops_per_iteration": z["model_flops_per_iteration"],
             "mfu": z["model_flops_per_iteration"] / z["iteration_seconds"] / args.peak,
             "peak_memory_bytes": max(m["backend_peak_bytes"] for m in z["memory_per_rank"]),
@@ -107,6 +107,11 @@ def main():
             "prediction_relative_error": mc.get("iteration_relative_error"),
             "prediction_costs": mc.get("costs"),
         }
+
+    for key, name in (("trainer", "trainer-gpt3-1.3b.json"), ("trainer_flash", "trainer-gpt3-1.3b-flash.json")):
+        z = load(w, name)
+        if z:
+            s[key] = trainer_summary(z)
     t = load(w, "torch-gpt3-1.3b.json")
     s["torch_step"] = {}
     for doc in (t, load(w, "torch-gpt3-1.3b-math.json")):
@@ -119,6 +124,8 @@ def main():
                                     "peak_memory_bytes": r["peak_memory_bytes"]}
     if "trainer" in s and "eager" in s["torch_step"]:
         s["mfu_zeropp_over_torch_eager"] = s["trainer"]["mfu"] / s["torch_step"]["eager"]["mfu"]
+    if "trainer_flash" in s and "eager" in s["torch_step"]:
+        s["mfu_zeropp_flash_over_torch_eager"] = s["trainer_flash"]["mfu"] / s["torch_step"]["eager"]["mfu"]
     s["loss_curve"] = {}
     for model in ("tiny_gpt", "tiny_llama"):
         cpu, gpu = load(w, f"loss-{model}-cpu.json"), load(w, f"loss-{model}-cuda.json")
@@ -157,11 +164,17 @@ def main():
               f"({fmt(100 * err if err is not None else None, '+.1f')}%)")
     else:
         print("zeropp-train gpt3-1.3b: missing")
+    if "trainer_flash" in s:
+        tr = s["trainer_flash"]
+        print(f"zeropp-train gpt3-1.3b, flash attention: {tr['tokens_per_second']:.0f} tokens/s, MFU "
+              f"{100 * tr['mfu']:.1f}%, step {tr['iteration_seconds']:.4f} s")
     for mode, r in s["torch_step"].items():
         print(f"torch {mode}: {r['tokens_per_second']:.0f} tokens/s, MFU {100 * r['mfu']:.1f}%, peak "
               f"{r['peak_memory_bytes'] / 2**30:.2f} GiB")
     if "mfu_zeropp_over_torch_eager" in s:
         print(f"MFU zeropp / torch eager: {s['mfu_zeropp_over_torch_eager']:.3f} (goal >= 0.8)")
+    if "mfu_zeropp_flash_over_torch_eager" in s:
+        print(f"MFU zeropp (flash) / torch eager: {s['mfu_zeropp_flash_over_torch_eager']:.3f}")
     for model, lc in s["loss_curve"].items():
         print(f"loss curve of {model}: {lc['steps']} steps, CPU {lc['cpu_first_last']} CUDA {lc['cuda_first_last']}, "
               f"max relative difference {lc['max_relative_difference']:.2e}")

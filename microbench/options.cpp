@@ -1,5 +1,7 @@
 #include "microbench/options.hpp"
 
+#include "microbench/attention_bench.hpp"
+
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -97,6 +99,16 @@ Options parse_options(int& argc, char** argv) {
       options.layer_seq = parse_positive(flag, value);
     } else if (flag == "--zeropp_layer_batch") {
       options.layer_batch = parse_positive(flag, value);
+    } else if (flag == "--zeropp_attention_heads") {
+      options.attention_heads = parse_list(flag, value);
+    } else if (flag == "--zeropp_attention_kv_heads") {
+      options.attention_kv_heads = parse_list(flag, value);
+    } else if (flag == "--zeropp_attention_seq") {
+      options.attention_seq = parse_positive(flag, value);
+    } else if (flag == "--zeropp_attention_head_dim") {
+      options.attention_head_dim = parse_positive(flag, value);
+    } else if (flag == "--zeropp_attention_batch") {
+      options.attention_batch = parse_positive(flag, value);
     } else if (flag == "--zeropp_optimizer_params") {
       options.optimizer_params = parse_list(flag, value);
     } else if (flag == "--zeropp_coll_min_bytes") {
@@ -129,6 +141,8 @@ Options parse_options(int& argc, char** argv) {
           " is not a multiple of --zeropp_layer_head_dim=" + std::to_string(options.layer_head_dim));
     }
   }
+  attention_cases(options.attention_heads, options.attention_kv_heads, options.attention_seq,
+                  options.attention_head_dim, options.attention_batch);  // throws on lists that do not pair up
   return options;
 }
 
@@ -163,6 +177,13 @@ std::string options_help() {
       << ")\n"
       << "  --zeropp_layer_seq=N          sequence length s of that block (default " << d.layer_seq << ")\n"
       << "  --zeropp_layer_batch=N        micro-batch b of that block (default " << d.layer_batch << ")\n"
+      << "  --zeropp_attention_heads=LIST query heads of the attention-core cases (flash forward and backward of the\n"
+      << "                                trainer's backend; default none: off)\n"
+      << "  --zeropp_attention_kv_heads=LIST  key/value heads, one per --zeropp_attention_heads value (default: as\n"
+      << "                                many as heads)\n"
+      << "  --zeropp_attention_seq=N      sequence length s of those cases (default " << d.attention_seq << ")\n"
+      << "  --zeropp_attention_head_dim=N head dimension d of those cases (default " << d.attention_head_dim << ")\n"
+      << "  --zeropp_attention_batch=N    micro-batch b of those cases (default " << d.attention_batch << ")\n"
       << "  --zeropp_optimizer_params=LIST  parameters per rank of the trainer's optimizer step (default "
       << list(d.optimizer_params) << ")\n"
       << "  --zeropp_coll_min_bytes=N     smallest collective buffer S in bytes (default " << d.coll_min_bytes << ")\n"

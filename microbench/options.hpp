@@ -37,6 +37,14 @@ struct Options {
   long layer_head_dim = 64;
   long layer_seq = 256;
   long layer_batch = 1;
+  // Attention-core suite (microbench/attention_bench.hpp): heads[i] query heads over kv_heads[i] key/value heads
+  // (empty: as many as heads) at sequence length s, head dimension d, micro-batch b; forward and backward.
+  // Empty heads: off.
+  std::vector<long> attention_heads{};
+  std::vector<long> attention_kv_heads{};
+  long attention_seq = 2048;
+  long attention_head_dim = 128;
+  long attention_batch = 1;
   // Optimizer suite: the trainer's OPT_STEP (gradient norm + AdamW) on P fp32 parameters per rank.
   std::vector<long> optimizer_params{1L << 20, 1L << 22, 1L << 24};
   // Collective suite: full-buffer sizes S from min to max bytes, multiplied by `step` each time.

@@ -322,6 +322,9 @@ void fit_layer_series(Dtype dtype, const std::vector<LayerSample>& samples, cons
   }
   const LayerFit fit = fit_layer_passes(samples, out.profile, dtype, field);
   if (fit.clamped) out.notes.push_back(what + ": the GEMMs alone exceed the measured passes; memory_bandwidth 0");
+  if (fit.bandwidth_capped)
+    out.notes.push_back(what + ": the fitted memory bandwidth exceeded the base profile's; held at the base's, GEMM "
+                               "scale refitted alone");
   out.profile = apply_layer_fit(out.profile, dtype, fit);
   mark_calibrated(out, "memory_bandwidth", sources);
   // The in-layer GEMM rate scales the entry this dtype's GEMMs use (apply_layer_fit).

@@ -87,11 +87,32 @@ LayerFit fit_layer_passes(const std::vector<LayerSample>& samples, const Cluster
   if (!has_fb || !has_w) throw SpecError(field, "the layer fit needs F or B passes and W passes");
   LayerFit fit;
   const double det = gg * kk - gk * gk;
-  const double u = (gt * kk - kt * gk) / det, x = (gg * kt - gk * gt) / det;
+  const double u = (gt * kk - kt * gk) / det;
+  double x = (gg * kt - gk * gt) / det;
   if (det > 0 && x > 0 && u > 0) {
-    fit.gemm_scale = 1 / u;
-    fit.bandwidth = 1 / x;
-    return fit;
+    // No kernel streams faster than the memory: a fitted bandwidth above the base profile's (its datasheet or
+    // measured peak) says the model counts more bytes than the block's kernels move, or that its GEMMs run faster
+    // in the layer than alone. Then the bandwidth is the base's and u alone is refitted (the one-variable least
+    // squares of the same objective).
+    if (cluster.memory_bandwidth > 0 && 1 / x > cluster.memory_bandwidth) {
+      x = 1 / cluster.memory_bandwidth;
+      double num = 0, den = 0;
+      for (const auto& s : samples) {
+        const double g = predict_layer_seconds(s, none, dtype) / s.seconds;
+        const double k = kernel_bytes(s, cluster, dtype) / s.seconds;
+        num += g * (1 - k * x);
+        den += g * g;
+      }
+      fit.bandwidth_capped = true;
+      fit.gemm_scale = den / num;
+      fit.bandwidth = cluster.memory_bandwidth;
+      if (num > 0) return fit;
+      fit.bandwidth_capped = false;  // the kernels alone at the base's bandwidth exceed the passes: fall through
+    } else {
+      fit.gemm_scale = 1 / u;
+      fit.bandwidth = 1 / x;
+      return fit;
+    }
   }
   // No positive kernel time: the GEMMs alone, t = g u.
   fit.clamped = true;

@@ -32,6 +32,7 @@ struct LayerFit {
   double gemm_scale = 1;  // multiplies the GEMM table's efficiencies (1/u); an efficiency above 1 is capped at 1
   double bandwidth = 0;   // bytes/s; 0 when the GEMMs alone already account for the measured time
   bool clamped = false;   // the unconstrained fit asked for a negative kernel time: refitted with bandwidth 0
+  bool bandwidth_capped = false;  // it asked for more than the base profile's memory bandwidth: held at that
 };
 
 // `cluster` with the fit applied: the dtype's gemm_table scaled (gemm_efficiency when it has none), memory_bandwidth

@@ -7,8 +7,8 @@ prints (or with --calibrate runs) the `zeropp calibrate` command that fits a pro
   python3 scripts/device/import.py FOLDER_OR_TARBALL [MORE ...] [--dest DIR] [--calibrate] [--zeropp ...]
 
 Several calls of one session (a second call reruns the steps the first cut short, STEPS=... BUDGET_<step>=...) are
-merged step by step: each step's files come from the first call in which that step finished ("ok"), else from the
-first call that has them; machine.json says which call each step came from, and the headline numbers are computed
+merged step by step: each step's files come from the last call in which that step finished ("ok": a rerun
+supersedes), else from the first call that has them; machine.json says which call each step came from, and the headline numbers are computed
 again from the merged files (scripts/device/summarize.py), so a ratio such as zeropp's MFU over PyTorch's can mix
 calls: the README lists the call of every number.
 
@@ -121,33 +121,20 @@ def steps_of(files):
 
 def merge_calls(calls):
     """(files, {step: call index}, per-call step lists) of several calls' files, step by step (module docstring)."""
-    merged, origin = {}, {}
     statuses = [{r["step"]: r["status"] for r in steps_of(files)} for files in calls]
-    for i, files in enumerate(calls):
-        for name, data in files.items():
-            if name in PER_CALL:
-                continue
-            step = step_of(name)
-            if name not in merged:
-                merged[name] = data
-                origin[name] = i
-            elif step and statuses[i].get(step) == "ok" and statuses[origin[name]].get(step) != "ok":
-                merged[name] = data
-                origin[name] = i
-    # A step's files all come from one call: drop what an earlier, unfinished call left beside the chosen call's.
-    chosen = {}
+    chosen = {}  # step -> the call its files come from: the last that finished it, else the first that has any
     for step in STEP_OUTPUTS:
         ok = [i for i, st in enumerate(statuses) if st.get(step) == "ok"]
-        have = sorted({origin[n] for n in merged if step_of(n) == step})
+        have = [i for i, files in enumerate(calls) if any(step_of(n) == step for n in files)]
         if ok or have:
-            chosen[step] = ok[0] if ok else have[0]
-    for name in list(merged):
-        step = step_of(name)
-        if step in chosen and origin[name] != chosen[step]:
-            if name in calls[chosen[step]]:
-                merged[name], origin[name] = calls[chosen[step]][name], chosen[step]
-            else:
-                del merged[name], origin[name]
+            chosen[step] = ok[-1] if ok else have[0]
+    merged = {}
+    for i, files in enumerate(calls):
+        for name, data in files.items():
+            step = step_of(name)
+            if name in PER_CALL or (step is not None and chosen.get(step) != i):
+                continue
+            merged[name] = data  # a file of no step: the last call's
     steps = []
     for step, i in chosen.items():
         rec = next((r for r in steps_of(calls[i]) if r["step"] == step), {"step": step, "status": "missing"})
@@ -389,7 +376,7 @@ def main():
     if env.get("torch"):
         lines.append(f"| PyTorch | {env['torch'].get('version')} (CUDA {env['torch'].get('cuda')}) |")
     if len(calls) > 1:
-        lines += ["", f"{len(calls)} calls of the device tool merged step by step (each step from the first call in "
+        lines += ["", f"{len(calls)} calls of the device tool merged step by step (each step from the last call in "
                   "which it finished):", "", "| call | package commit | steps taken from it | its log |",
                   "|---|---|---|---|"]
         for i, files_i in enumerate(calls):

@@ -179,9 +179,12 @@ run_step gemm_torch 60 "$py" "$src/microbench/compare_torch.py" "${shapes_arg[@]
 run_step sdpa 45 "$py" "$src/scripts/device/sdpa_bench.py" --shapes "$work/shapes.json" --json "$work/sdpa.json"
 # Layer passes at GPT-3 1.3B's and 13B's width (d = 128, s = 2048), the optimizer at 16 M to 256 M parameters,
 # kernels at 8192 tokens of Llama-3 8B/70B and GPT-3 1.3B widths, cross-entropy at GPT's (padded) and Llama-3's
-# vocabularies.
+# vocabularies; the attention core (flash forward/backward) at Llama-3 8B's heads (32 over 8 KV heads) and 16 heads
+# (GPT-3 1.3B's width), d = 128, s = 2048, b = 1 (microbench/attention_bench.hpp).
 run_step kernels 50 "$zp" "$bin/zeropp-bench-cuda" --zeropp_gemm_hidden= --zeropp_gemm_seq= \
   --zeropp_layer_hidden=2048,5120 --zeropp_layer_head_dim=128 --zeropp_layer_seq=2048 --zeropp_layer_batch=1 \
+  --zeropp_attention_heads=32,16 --zeropp_attention_kv_heads=8,16 --zeropp_attention_seq=2048 \
+  --zeropp_attention_head_dim=128 --zeropp_attention_batch=1 \
   --zeropp_optimizer_params=16777216,67108864,268435456 \
   --zeropp_kernel_rows=8192 --zeropp_kernel_hidden=2048,4096,8192 --zeropp_kernel_vocab=50304,128256 \
   --zeropp_iterations=5 --benchmark_out="$work/bench-trainer-cuda.json" --benchmark_out_format=json

@@ -92,6 +92,8 @@ def main():
         }
     kernels = bench_runs(load(w, "bench-trainer-cuda.json"), "kernel/")
     s["kernels_GBps"] = {name: run.get("GB/s") for name, run in kernels.items()}
+    attention = bench_runs(load(w, "bench-trainer-cuda.json"), "attention/")
+    s["attention_tflops_causal"] = {name: run.get("FLOP/s_causal", 0) / 1e12 for name, run in attention.items()}
     layers = bench_runs(load(w, "bench-trainer-cuda.json"), "layer/")
     s["layer_tflops"] = {name: run.get("FLOP/s", 0) / 1e12 for name, run in layers.items()}
 
@@ -155,6 +157,8 @@ def main():
     for backend, r in s["sdpa"].items():
         print(f"sdpa {backend}: {r['shapes']} shapes ({r['errors']} errors), causal TFLOP/s median fwd "
               f"{fmt(r['forward_tflops_causal_median'])} bwd {fmt(r['backward_tflops_causal_median'])}")
+    for name, tflops in s.get("attention_tflops_causal", {}).items():
+        print(f"zeropp {name}: {tflops:.1f} TFLOP/s (causal count, as sdpa's)")
     if "trainer" in s:
         tr = s["trainer"]
         err = tr["prediction_relative_error"]

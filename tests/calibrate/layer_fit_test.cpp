@@ -49,6 +49,23 @@ TEST(LayerFit, RecoversTheGemmScaleAndBandwidthThatMadeTheTimes) {
   EXPECT_NEAR(fit.bandwidth, 12e9, 12e9 * 1e-9);
 }
 
+TEST(LayerFit, BandwidthNeverAboveTheBaseProfiles) {
+  // Times made at 12 GB/s: a base that allows 24 GB/s recovers them; one that allows 6 GB/s holds the bandwidth at
+  // 6 GB/s and lets the GEMM scale alone absorb the rest (slower GEMMs explain the time the kernels cannot).
+  const ClusterSpec truth = apply_layer_fit(cpu(0), Dtype::fp32, LayerFit{0.8, 12e9, false});
+  auto samples = passes(128, truth);
+  const auto more = passes(256, truth);
+  samples.insert(samples.end(), more.begin(), more.end());
+  const LayerFit free = fit_layer_passes(samples, cpu(24e9), Dtype::fp32, "memory_bandwidth");
+  EXPECT_FALSE(free.bandwidth_capped);
+  EXPECT_NEAR(free.bandwidth, 12e9, 12e9 * 1e-9);
+  const LayerFit capped = fit_layer_passes(samples, cpu(6e9), Dtype::fp32, "memory_bandwidth");
+  EXPECT_TRUE(capped.bandwidth_capped);
+  EXPECT_DOUBLE_EQ(capped.bandwidth, 6e9);
+  EXPECT_GT(capped.gemm_scale, 0.8);  // the kernels now take longer, so the GEMMs must be faster than the truth's
+  EXPECT_LT(capped.gemm_scale, 1.0 / 0.5);
+}
+
 TEST(LayerFit, ScalesTheTableAndCapsAtOne) {
   ClusterSpec c = cpu(0);
   c.gemm_table[Dtype::fp32] = {{1e6, 0.5}, {1e9, 0.9}};

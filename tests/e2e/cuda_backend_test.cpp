@@ -13,13 +13,18 @@
 // Without a GPU every test skips with a message (CI machines have none).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <random>
 #include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cuda_util/local_device.hpp"
@@ -166,32 +171,51 @@ TEST_F(CudaBackendTest, LinearForwardBackward) {
   EXPECT_LT(rel_err(down(gdb.view()), cpu_down(cdb.view())), kF32Out) << "bias gradient (fp32, accumulated)";
 }
 
+// Shapes for both kernel pairs (layernorm_vectorized): C = 96 and 2048 take the 16-byte kernels (2048: 8 vectors per
+// lane), C = 100 the 2-byte ones; weight and bias one element into their buffers (woff = 1, as a view into a flat
+// parameter buffer can be) take the vector kernels' element-load path.
 TEST_F(CudaBackendTest, LayerNorm) {
-  const int N = 37, C = 96;  // N not a multiple of the 8 rows per warp-block
-  const auto x = random_bf16(std::size_t(N) * C, rng, 2.0f), w = random_bf16(C, rng), b = random_bf16(C, rng);
-  const auto dy = random_bf16(std::size_t(N) * C, rng), dx0 = random_bf16(std::size_t(N) * C, rng);
-  const auto dw0 = random_bf16(C, rng), db0 = random_bf16(C, rng);
-  Buffer gx = up(x), gw = up(w), gb = up(b), gout = poisoned(std::size_t(N) * C);
-  Buffer gmean = poisoned(N, DType::f32), grstd = poisoned(N, DType::f32);
-  Buffer cx = cpu_up(x), cw = cpu_up(w), cb = cpu_up(b), cout(cpu, std::int64_t(N) * C), cmean(cpu, N), crstd(cpu, N);
-  gpu->layernorm_forward(gout.view(), gmean.view(), grstd.view(), gx.view(), gw.view(), gb.view(), N, C);
-  cpu.layernorm_forward(cout.view(), cmean.view(), crstd.view(), cx.view(), cw.view(), cb.view(), N, C);
-  EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out);
-  EXPECT_LT(rel_err(down(gmean.view()), cpu_down(cmean.view())), kF32Out);
-  EXPECT_LT(rel_err(down(grstd.view()), cpu_down(crstd.view())), kF32Out);
+  struct Shape {
+    int N, C, woff;
+  };
+  for (const Shape& s : {Shape{37, 96, 0}, Shape{37, 100, 0}, Shape{19, 2048, 0}, Shape{37, 96, 1}}) {
+    const int N = s.N, C = s.C;  // N not a multiple of the 8 rows per warp-block
+    SCOPED_TRACE("N " + std::to_string(N) + " C " + std::to_string(C) + " weight offset " + std::to_string(s.woff));
+    const auto x = random_bf16(std::size_t(N) * C, rng, 2.0f);
+    const auto w = random_bf16(std::size_t(C + s.woff), rng), b = random_bf16(std::size_t(C + s.woff), rng);
+    const auto dy = random_bf16(std::size_t(N) * C, rng), dx0 = random_bf16(std::size_t(N) * C, rng);
+    const auto dw0 = random_bf16(C, rng), db0 = random_bf16(C, rng);
+    Buffer gx = up(x), gwb = up(w), gbb = up(b), gout = poisoned(std::size_t(N) * C);
+    const Tensor gw = gwb.view().slice(s.woff, C), gb = gbb.view().slice(s.woff, C);
+    const std::vector<float> wc(w.begin() + s.woff, w.end()), bc(b.begin() + s.woff, b.end());
+    EXPECT_EQ(cuda::layernorm_vectorized(C, gout.view().data, gx.view().data), C % 8 == 0);
+    Buffer gmean = poisoned(N, DType::f32), grstd = poisoned(N, DType::f32);
+    Buffer cx = cpu_up(x), cw = cpu_up(wc), cb = cpu_up(bc), cout(cpu, std::int64_t(N) * C), cmean(cpu, N),
+           crstd(cpu, N);
+    gpu->layernorm_forward(gout.view(), gmean.view(), grstd.view(), gx.view(), gw, gb, N, C);
+    cpu.layernorm_forward(cout.view(), cmean.view(), crstd.view(), cx.view(), cw.view(), cb.view(), N, C);
+    EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out);
+    EXPECT_LT(rel_err(down(gmean.view()), cpu_down(cmean.view())), kF32Out);
+    EXPECT_LT(rel_err(down(grstd.view()), cpu_down(crstd.view())), kF32Out);
 
-  // The backward from the same (CPU) statistics on both sides.
-  const auto mean = cpu_down(cmean.view()), rstd = cpu_down(crstd.view());
-  Buffer gm = up(mean, DType::f32), gr = up(rstd, DType::f32), gdy = up(dy), gdx = up(dx0);
-  Buffer cdy = cpu_up(dy), cdx = cpu_up(dx0);
-  gpu->layernorm_backward_input(gdx.view(), gdy.view(), gx.view(), gm.view(), gr.view(), gw.view(), N, C, true);
-  cpu.layernorm_backward_input(cdx.view(), cdy.view(), cx.view(), cmean.view(), crstd.view(), cw.view(), N, C, true);
-  EXPECT_LT(rel_err(down(gdx.view()), cpu_down(cdx.view())), kBf16Out) << "input gradient";
-  Buffer gdw = up(dw0, DType::f32), gdb = up(db0, DType::f32), cdw = cpu_up(dw0), cdb = cpu_up(db0);
-  gpu->layernorm_backward_weight(gdw.view(), gdb.view(), gdy.view(), gx.view(), gm.view(), gr.view(), N, C);
-  cpu.layernorm_backward_weight(cdw.view(), cdb.view(), cdy.view(), cx.view(), cmean.view(), crstd.view(), N, C);
-  EXPECT_LT(rel_err(down(gdw.view()), cpu_down(cdw.view())), kF32Out) << "weight gradient";
-  EXPECT_LT(rel_err(down(gdb.view()), cpu_down(cdb.view())), kF32Out) << "bias gradient";
+    // The backward from the same (CPU) statistics on both sides.
+    const auto mean = cpu_down(cmean.view()), rstd = cpu_down(crstd.view());
+    Buffer gm = up(mean, DType::f32), gr = up(rstd, DType::f32), gdy = up(dy), gdx = up(dx0);
+    Buffer cdy = cpu_up(dy), cdx = cpu_up(dx0);
+    gpu->layernorm_backward_input(gdx.view(), gdy.view(), gx.view(), gm.view(), gr.view(), gw, N, C, true);
+    cpu.layernorm_backward_input(cdx.view(), cdy.view(), cx.view(), cmean.view(), crstd.view(), cw.view(), N, C, true);
+    EXPECT_LT(rel_err(down(gdx.view()), cpu_down(cdx.view())), kBf16Out) << "input gradient (accumulate)";
+    Buffer gdx2 = poisoned(std::size_t(N) * C), cdx2(cpu, std::int64_t(N) * C);
+    gpu->layernorm_backward_input(gdx2.view(), gdy.view(), gx.view(), gm.view(), gr.view(), gw, N, C, false);
+    cpu.layernorm_backward_input(cdx2.view(), cdy.view(), cx.view(), cmean.view(), crstd.view(), cw.view(), N, C,
+                                 false);
+    EXPECT_LT(rel_err(down(gdx2.view()), cpu_down(cdx2.view())), kBf16Out) << "input gradient (overwrite)";
+    Buffer gdw = up(dw0, DType::f32), gdb = up(db0, DType::f32), cdw = cpu_up(dw0), cdb = cpu_up(db0);
+    gpu->layernorm_backward_weight(gdw.view(), gdb.view(), gdy.view(), gx.view(), gm.view(), gr.view(), N, C);
+    cpu.layernorm_backward_weight(cdw.view(), cdb.view(), cdy.view(), cx.view(), cmean.view(), crstd.view(), N, C);
+    EXPECT_LT(rel_err(down(gdw.view()), cpu_down(cdw.view())), kF32Out) << "weight gradient";
+    EXPECT_LT(rel_err(down(gdb.view()), cpu_down(cdb.view())), kF32Out) << "bias gradient";
+  }
 }
 
 TEST_F(CudaBackendTest, Gelu) {
@@ -343,6 +367,151 @@ TEST_F(CudaBackendTest, FlashAttentionRefusesHeadsWiderThanItsTiles) {
   Buffer qkv = up(random_bf16(std::size_t(T) * 3 * hs, rng)), out = poisoned(std::size_t(T) * hs);
   Buffer lse = poisoned(T, DType::f32);
   EXPECT_THROW(gpu->flash_attention_forward(out.view(), lse.view(), qkv.view(), 1, T, 1, 1, hs), std::invalid_argument);
+}
+
+// ---- the tensor-core flash kernels (e2e/backend/cuda/flash_tc.cu) and the scalar ones, each asked for by name, at
+// the head sizes that matter (128: Llama-3 8B's 4096 / 32 heads; 64: the other common one). T covers a single row,
+// partial tiles (17, 130 = 2 x 64 + 2, 257 = 4 x 64 + 1) and exactly one tile (64); heads 4/4 (MHA) and 8/2 (GQA,
+// groups of 4); one and two sequences. Besides the norm-wise kBf16Out of the whole-tensor comparisons above, every
+// element is checked: |gpu - cpu| <= kBf16Elem (|cpu| + rms(cpu)). Expected error per element: the output's own bf16
+// rounding (2^-9 |cpu|, covered by the |cpu| term) plus the bf16 roundings of P (and dS) inside fp32 sums, which are a
+// few 2^-9 of the row's scale (rms); 0.1 leaves a wide margin against false failures while an index or mask error (a
+// missing, extra or misplaced key or row) moves an element by the order of rms(cpu) and fails. Split by dq, dk, dv so
+// that a wrong part cannot hide in the norm of the others.
+constexpr double kBf16Elem = 0.1;
+
+// Largest |got - ref| / (|ref| + rms(ref)); infinity for a non-finite value (never written: NaN poison).
+double max_elem_err(const std::vector<float>& got, const std::vector<float>& ref) {
+  if (got.size() != ref.size() || ref.empty()) return std::numeric_limits<double>::infinity();
+  double ss = 0.0;
+  for (float r : ref) ss += double(r) * r;
+  const double rms = std::sqrt(ss / double(ref.size()));
+  double worst = 0.0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(got[i])) return std::numeric_limits<double>::infinity();
+    worst = std::max(worst, std::abs(double(got[i]) - ref[i]) / (std::abs(double(ref[i])) + rms + 1e-30));
+  }
+  return worst;
+}
+
+// Columns [c0, c0 + n) of rows of width `width`.
+std::vector<float> columns(const std::vector<float>& rows, int width, int c0, int n) {
+  std::vector<float> out;
+  for (std::size_t r = 0; r + width <= rows.size(); r += width)
+    out.insert(out.end(), rows.begin() + std::ptrdiff_t(r + c0), rows.begin() + std::ptrdiff_t(r + c0 + n));
+  return out;
+}
+
+cuda::bf16* bf(Buffer& b) { return static_cast<cuda::bf16*>(b.view().data); }
+float* fp(Buffer& b) { return static_cast<float*>(b.view().data); }
+
+const char* kernel_name(cuda::FlashKernel k) {
+  return k == cuda::FlashKernel::tensor_cores ? "tensor cores" : k == cuda::FlashKernel::scalar ? "scalar" : "auto";
+}
+
+TEST_F(CudaBackendTest, FlashAttentionKernelsAgainstCpuAtModelHeadSizes) {
+  for (const cuda::FlashKernel kernel : {cuda::FlashKernel::tensor_cores, cuda::FlashKernel::scalar})
+    for (const int hs : {64, 128})
+      for (const int T : {1, 17, 64, 130, 257})
+        for (const auto& [NH, KVH] : {std::pair{4, 4}, std::pair{8, 2}})
+          for (const int B : {1, 2}) {
+            const int W = (NH + 2 * KVH) * hs, C = NH * hs;
+            const std::size_t nqkv = std::size_t(B) * T * W, nout = std::size_t(B) * T * C;
+            const std::size_t nlse = std::size_t(B) * NH * T;
+            const std::string what = std::string(kernel_name(kernel)) + " hs " + std::to_string(hs) + " T " +
+                                     std::to_string(T) + " heads " + std::to_string(NH) + "/" + std::to_string(KVH) +
+                                     " B " + std::to_string(B);
+            const auto qkv = random_bf16(nqkv, rng), dy = random_bf16(nout, rng);
+            Buffer gqkv = up(qkv), gout = poisoned(nout), glse = poisoned(nlse, DType::f32);
+            Buffer cqkv = cpu_up(qkv), cout(cpu, std::int64_t(nout)), clse(cpu, std::int64_t(nlse));
+            cuda::flash_attention_forward(bf(gout), fp(glse), bf(gqkv), B, T, NH, KVH, hs, gpu->stream(), kernel);
+            cpu.flash_attention_forward(cout.view(), clse.view(), cqkv.view(), B, T, NH, KVH, hs);
+            const auto out_g = down(gout.view()), out_c = cpu_down(cout.view());
+            const auto lse_g = down(glse.view()), lse_c = cpu_down(clse.view());
+            EXPECT_LT(rel_err(out_g, out_c), kBf16Out) << "output, " << what;
+            EXPECT_LT(max_elem_err(out_g, out_c), kBf16Elem) << "output, " << what;
+            EXPECT_LT(rel_err(lse_g, lse_c), kF32Out) << "log-sum-exp, " << what;
+            // lse is fp32 from fp32 scores of exact bf16 products: agrees to fp32 rounding of a sum of T terms.
+            double lse_worst = 0.0;
+            for (std::size_t i = 0; i < nlse; ++i)
+              lse_worst = std::max(lse_worst, std::isfinite(lse_g[i]) ? std::abs(double(lse_g[i]) - lse_c[i]) /
+                                                                            (1.0 + std::abs(double(lse_c[i])))
+                                                                      : std::numeric_limits<double>::infinity());
+            EXPECT_LT(lse_worst, 1e-4) << "log-sum-exp per row, " << what;
+            // The backward from the CPU's forward results (output rounded to bf16) on both sides, as above.
+            auto out_rounded = out_c;
+            for (auto& v : out_rounded) v = round_bf16(v);
+            Buffer go = up(out_rounded), gl = up(lse_c, DType::f32), gdy = up(dy), gdqkv = poisoned(nqkv);
+            Buffer gdelta = poisoned(nlse, DType::f32);
+            Buffer co = cpu_up(out_rounded), cl = cpu_up(lse_c), cdy = cpu_up(dy), cdqkv(cpu, std::int64_t(nqkv));
+            cuda::flash_attention_backward(bf(gdqkv), fp(gdelta), bf(gdy), bf(go), fp(gl), bf(gqkv), B, T, NH, KVH, hs,
+                                           gpu->stream(), kernel);
+            cpu.flash_attention_backward(cdqkv.view(), cdy.view(), co.view(), cl.view(), cqkv.view(), B, T, NH, KVH,
+                                         hs);
+            const auto dg = down(gdqkv.view()), dc = cpu_down(cdqkv.view());
+            const int kv = KVH * hs;
+            for (const auto& [name, c0, n] :
+                 {std::tuple{"dq", 0, C}, std::tuple{"dk", C, kv}, std::tuple{"dv", C + kv, kv}}) {
+              const auto g = columns(dg, W, c0, n), c = columns(dc, W, c0, n);
+              if (T == 1 && c0 < C + kv) {
+                // One key: P = 1, dS = dP - delta = 0 exactly, so dq and dk are zero up to the rounding of two
+                // fp32 dot products of ~11 (|dout . v|, hs terms), ~1e-6, times 1/sqrt(hs) |k|: nothing to be
+                // relative to, so an absolute bound.
+                double worst = 0.0;
+                for (float v : g) worst = std::max(worst, std::isfinite(v) ? std::abs(double(v)) : 1e30);
+                EXPECT_LT(worst, 1e-3) << name << " (exactly zero in exact arithmetic), " << what;
+                continue;
+              }
+              EXPECT_LT(rel_err(g, c), kBf16Out) << name << ", " << what;
+              EXPECT_LT(max_elem_err(g, c), kBf16Elem) << name << ", " << what;
+            }
+          }
+}
+
+// The trainer calls the backend, which runs `automatic`: at the head sizes of the models that matter it must be
+// the tensor-core kernels. Proven by the results, not only by flash_kernel_for's answer: both kernels are
+// deterministic (no atomics), the automatic results equal the tensor-core kernels' bit for bit and differ from the
+// scalar kernels' (other summation orders and bf16 probabilities), so a silent fallback to the scalar kernels fails.
+TEST_F(CudaBackendTest, FlashAttentionBackendTakesTensorCoresForHeads64And128) {
+  const int B = 1, T = 130, NH = 8, KVH = 2;
+  for (const int hs : {64, 128}) {
+    const int W = (NH + 2 * KVH) * hs, C = NH * hs;
+    const std::size_t nqkv = std::size_t(B) * T * W, nout = std::size_t(B) * T * C, nlse = std::size_t(B) * NH * T;
+    const auto qkv = random_bf16(nqkv, rng), dy = random_bf16(nout, rng);
+    Buffer gqkv = up(qkv), gdy = up(dy);
+    EXPECT_EQ(cuda::flash_kernel_for(hs, {bf(gqkv), bf(gdy)}), cuda::FlashKernel::tensor_cores) << "hs " << hs;
+    EXPECT_EQ(cuda::flash_kernel_for(hs, {bf(gqkv) + 1}), cuda::FlashKernel::scalar) << "misaligned, hs " << hs;
+    std::vector<float> outs[3], dqkvs[3];  // automatic (the backend), tensor cores, scalar
+    for (int k = 0; k < 3; ++k) {
+      Buffer out = poisoned(nout), lse = poisoned(nlse, DType::f32), dqkv = poisoned(nqkv);
+      if (k == 0) {
+        gpu->flash_attention_forward(out.view(), lse.view(), gqkv.view(), B, T, NH, KVH, hs);
+        gpu->flash_attention_backward(dqkv.view(), gdy.view(), out.view(), lse.view(), gqkv.view(), B, T, NH, KVH, hs);
+      } else {
+        const auto kernel = k == 1 ? cuda::FlashKernel::tensor_cores : cuda::FlashKernel::scalar;
+        Buffer delta = poisoned(nlse, DType::f32);
+        cuda::flash_attention_forward(bf(out), fp(lse), bf(gqkv), B, T, NH, KVH, hs, gpu->stream(), kernel);
+        cuda::flash_attention_backward(bf(dqkv), fp(delta), bf(gdy), bf(out), fp(lse), bf(gqkv), B, T, NH, KVH, hs,
+                                       gpu->stream(), kernel);
+      }
+      outs[k] = down(out.view());
+      dqkvs[k] = down(dqkv.view());
+    }
+    EXPECT_EQ(outs[0], outs[1]) << "the backend's forward is not the tensor-core kernel's, hs " << hs;
+    EXPECT_EQ(dqkvs[0], dqkvs[1]) << "the backend's backward is not the tensor-core kernels', hs " << hs;
+    EXPECT_NE(outs[1], outs[2]) << "tensor-core and scalar forward agree bit for bit: the test cannot tell them apart";
+    EXPECT_NE(dqkvs[1], dqkvs[2])
+        << "tensor-core and scalar backward agree bit for bit: the test cannot tell them apart";
+  }
+  // Head sizes the tensor-core kernels do not take go to the scalar kernels; asking for tensor cores there throws.
+  Buffer qkv = up(random_bf16(std::size_t(4) * 3 * 8, rng)), out = poisoned(std::size_t(4) * 8);
+  Buffer lse = poisoned(4, DType::f32);
+  EXPECT_EQ(cuda::flash_kernel_for(8, {bf(qkv)}), cuda::FlashKernel::scalar);
+  EXPECT_EQ(cuda::flash_kernel_for(256, {bf(qkv)}), cuda::FlashKernel::scalar);
+  EXPECT_EQ(cuda::flash_kernel_for(136, {bf(qkv)}), cuda::FlashKernel::scalar);
+  EXPECT_THROW(cuda::flash_attention_forward(bf(out), fp(lse), bf(qkv), 1, 4, 1, 1, 8, gpu->stream(),
+                                             cuda::FlashKernel::tensor_cores),
+               std::invalid_argument);
 }
 
 TEST_F(CudaBackendTest, EmbeddingWithoutPositionTable) {

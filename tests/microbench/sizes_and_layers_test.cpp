@@ -1,6 +1,7 @@
 // Collective size sweeps and the trainer-layer FLOP counts of zeropp-bench, checked by hand.
 #include <gtest/gtest.h>
 
+#include "microbench/attention_bench.hpp"
 #include "microbench/layer_bench.hpp"
 #include "microbench/options.hpp"
 #include "microbench/suites.hpp"
@@ -34,6 +35,37 @@ TEST(Options, LayerHiddenMustBeAMultipleOfTheHeadDim) {
   argv.push_back(nullptr);
   int argc = static_cast<int>(args.size());
   EXPECT_THROW(parse_options(argc, argv.data()), std::invalid_argument);
+}
+
+TEST(AttentionFlop, ByHand) {
+  // s = 2048, 32 heads of 128 (h = 4096), b = 1: 4 b s^2 h = 4 * 2048^2 * 4096 = 68,719,476,736; backward twice
+  // that. Causal (executed) count: half the forward, 2.5x that backward: 34,359,738,368 and 85,899,345,920.
+  const auto cases = attention_cases({32, 16}, {8, 16}, 2048, 128, 1);
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_DOUBLE_EQ(attention_flop(cases[0], false, false), 68719476736.0);
+  EXPECT_DOUBLE_EQ(attention_flop(cases[0], true, false), 137438953472.0);
+  EXPECT_DOUBLE_EQ(attention_flop(cases[0], false, true), 34359738368.0);
+  EXPECT_DOUBLE_EQ(attention_flop(cases[0], true, true), 85899345920.0);
+  EXPECT_DOUBLE_EQ(attention_flop(cases[1], false, false), 68719476736.0 / 2);  // 16 heads
+  EXPECT_EQ(cases[0].name("bf16", true), "attention/trainer/bf16/flash/B/h:4096/a:32/kv:8/s:2048/b:1");
+  EXPECT_EQ(attention_cases({4}, {}, 64, 16, 2)[0].kv_heads, 4);  // no kv list: as many as heads
+}
+
+TEST(Options, AttentionKvHeadsPairWithHeads) {
+  auto parse = [](std::vector<std::string> args) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int argc = static_cast<int>(args.size());
+    return parse_options(argc, argv.data());
+  };
+  EXPECT_EQ(parse({"bench", "--zeropp_attention_heads=32,16", "--zeropp_attention_kv_heads=8,16"}).attention_kv_heads,
+            (std::vector<long>{8, 16}));
+  EXPECT_THROW(parse({"bench", "--zeropp_attention_heads=32,16", "--zeropp_attention_kv_heads=8"}),
+               std::invalid_argument);  // one kv count for two head counts
+  EXPECT_THROW(parse({"bench", "--zeropp_attention_heads=32", "--zeropp_attention_kv_heads=5"}),
+               std::invalid_argument);  // 5 does not divide 32
+  EXPECT_THROW(parse({"bench", "--zeropp_attention_heads=0"}), std::invalid_argument);
 }
 
 }  // namespace

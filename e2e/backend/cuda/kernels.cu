@@ -3,6 +3,9 @@
 // for element-wise ones); lanes of a warp touch consecutive elements, so every access is coalesced.
 #include "e2e/backend/cuda/kernels.cuh"
 
+#include "e2e/backend/cuda/flash_shape.cuh"
+#include "e2e/backend/cuda/flash_tc.cuh"
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -147,6 +150,121 @@ __global__ void layernorm_backward_input_kernel(bf16* dinp, const bf16* dout, co
   }
 }
 
+// The same two kernels with 16-byte accesses: each lane moves 8 bf16 of the row per load or store (the scalar
+// kernels above move 2 bytes per lane, 64 bytes per warp instruction, which kept them at 785-878 GB/s on an H100,
+// results/measured/h100-80gb-hbm3). For rows of C % 8 == 0 with 16-byte aligned activations; weight and bias are
+// often views into the flat parameter buffer at any offset, so they take 16-byte loads only when `wb_vec` says
+// they are aligned and 8 element loads otherwise (they are C elements, read from cache by every row).
+// Same arithmetic and passes as the scalar kernels; only the order of each lane's fp32 partial sums differs.
+constexpr int kVec = 8;  // bf16 per 16 bytes
+
+__device__ __forceinline__ void unpack8(const uint4& u, float* f) {
+  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&u);
+#pragma unroll
+  for (int k = 0; k < kVec / 2; ++k) {
+    const float2 t = __bfloat1622float2(h[k]);
+    f[2 * k] = t.x;
+    f[2 * k + 1] = t.y;
+  }
+}
+__device__ __forceinline__ uint4 pack8(const float* f) {
+  uint4 u;
+  __nv_bfloat162* h = reinterpret_cast<__nv_bfloat162*>(&u);
+#pragma unroll
+  for (int k = 0; k < kVec / 2; ++k) h[k] = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);  // .x: the lower address
+  return u;
+}
+// Elements [8 v, 8 v + 8) of p: one 16-byte load if `vec`, else eight 2-byte loads.
+__device__ __forceinline__ void load8(const bf16* p, int v, bool vec, float* f) {
+  if (vec) {
+    unpack8(reinterpret_cast<const uint4*>(p)[v], f);
+  } else {
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) f[k] = to_f(p[v * kVec + k]);
+  }
+}
+
+__global__ void layernorm_forward_vec_kernel(bf16* out, float* mean, float* rstd, const bf16* inp, const bf16* weight,
+                                             const bf16* bias, int N, int C, bool wb_vec) {
+  const std::int64_t row = (blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x) / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  if (row >= N) return;
+  const int V = C / kVec;
+  const uint4* x = reinterpret_cast<const uint4*>(inp + row * C);
+  float f[kVec];
+  float s = 0.0f;
+  for (int v = lane; v < V; v += kWarp) {
+    unpack8(x[v], f);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) s += f[k];
+  }
+  const float m = warp_sum(s) / static_cast<float>(C);
+  float var = 0.0f;
+  for (int v = lane; v < V; v += kWarp) {
+    unpack8(x[v], f);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) var += (f[k] - m) * (f[k] - m);
+  }
+  const float r = rsqrtf(warp_sum(var) / static_cast<float>(C) + kLayerNormEps);
+  uint4* o = reinterpret_cast<uint4*>(out + row * C);
+  for (int v = lane; v < V; v += kWarp) {
+    float w[kVec], b[kVec];
+    unpack8(x[v], f);
+    load8(weight, v, wb_vec, w);
+    load8(bias, v, wb_vec, b);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) f[k] = (f[k] - m) * r * w[k] + b[k];
+    o[v] = pack8(f);
+  }
+  if (lane == 0) {
+    mean[row] = m;
+    rstd[row] = r;
+  }
+}
+
+__global__ void layernorm_backward_input_vec_kernel(bf16* dinp, const bf16* dout, const bf16* inp, const float* mean,
+                                                    const float* rstd, const bf16* weight, int N, int C,
+                                                    bool accumulate, bool w_vec) {
+  const std::int64_t row = (blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x) / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  if (row >= N) return;
+  const int V = C / kVec;
+  const uint4* x = reinterpret_cast<const uint4*>(inp + row * C);
+  const uint4* dy = reinterpret_cast<const uint4*>(dout + row * C);
+  const float m = mean[row], r = rstd[row];
+  float xf[kVec], gf[kVec], w[kVec];
+  float a = 0.0f, b = 0.0f;
+  for (int v = lane; v < V; v += kWarp) {
+    unpack8(x[v], xf);
+    unpack8(dy[v], gf);
+    load8(weight, v, w_vec, w);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const float xhat = (xf[k] - m) * r;
+      const float dxhat = gf[k] * w[k];
+      a += dxhat;
+      b += dxhat * xhat;
+    }
+  }
+  const float mean_dxhat = warp_sum(a) / static_cast<float>(C);
+  const float mean_dxhat_xhat = warp_sum(b) / static_cast<float>(C);
+  uint4* dx = reinterpret_cast<uint4*>(dinp + row * C);
+  for (int v = lane; v < V; v += kWarp) {
+    float prev[kVec];
+    unpack8(x[v], xf);
+    unpack8(dy[v], gf);
+    load8(weight, v, w_vec, w);
+    if (accumulate) unpack8(dx[v], prev);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) {
+      const float xhat = (xf[k] - m) * r;
+      xf[k] = (gf[k] * w[k] - mean_dxhat - xhat * mean_dxhat_xhat) * r;
+      if (accumulate) xf[k] += prev[k];
+    }
+    dx[v] = pack8(xf);
+  }
+}
+
 // Column sums: a block of 32 columns x 8 row lanes; gridDim.y row slices add their partial sums atomically.
 // Mode: kBias sums dout into dbias; kLayerNorm also dout * xhat into dweight; kRmsNorm only dout * inp * rstd into
 // dweight (dbias unused).
@@ -251,8 +369,8 @@ __global__ void swiglu_backward_kernel(bf16* dinp, const bf16* inp, const bf16* 
 
 // One thread per (row, q-or-k head, pair); the angle in double (positions up to 2^20 times frequencies down to
 // theta^-1 keep ~1e-10 absolute accuracy), the rotation in fp32.
-__global__ void rope_kernel(bf16* qkv, int N, int T, int pos0, int heads, int W, int hs, int rotary_dims,
-                            double theta, float sign) {
+__global__ void rope_kernel(bf16* qkv, int N, int T, int pos0, int heads, int W, int hs, int rotary_dims, double theta,
+                            float sign) {
   const int half = rotary_dims / 2;
   const std::int64_t total = std::int64_t{N} * heads * half;
   for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
@@ -275,7 +393,9 @@ __global__ void rope_kernel(bf16* qkv, int N, int T, int pos0, int heads, int W,
 // FlashAttention-2's algorithm (Dao 2023) with one warp per query row (forward, dq) or per key row (dk, dv), and
 // kFlashTile rows of the other side staged in shared memory per step. Scores are dot products over the head
 // (each lane takes one row of the staged tile), output rows are accumulated with each lane holding the columns
-// lane, lane + 32, ... of the head in registers. Correctness first: no tensor cores, no pipelining.
+// lane, lane + 32, ... of the head in registers. No tensor cores, no pipelining: these are the kernels for heads the
+// tensor-core ones (flash_tc.cu) do not take (not a multiple of 16, or above 128) and for unaligned buffers. On an
+// H100 they were 84% of a 4-layer Llama-3 8B step (results/measured/h100-80gb-hbm3), which is why those exist.
 // Shared memory per block, kFlashMaxHead = 256: two bf16 tiles 2 x 32 x 258 x 2 B = 33,024 B, plus per-warp fp32
 // rows 4 x 256 x 4 B each (one for the forward, two for the backward kernels) and, for dk/dv, 2 x 32 fp32:
 // at most 41,472 B, under the 48 KB of static shared memory every architecture gives.
@@ -288,15 +408,6 @@ constexpr int kFlashRegs = kFlashMaxHead / kWarp;  // output columns per lane
 static_assert(kFlashTile == kWarp, "each lane owns one staged row");
 static_assert(2 * kFlashTile * kFlashStride * 2 + 2 * kFlashWarps * kFlashMaxHead * 4 + 2 * kFlashTile * 4 <= 48 * 1024,
               "flash kernels must fit static shared memory");
-
-struct FlashShape {
-  int T, NH, KVH, hs;
-  __host__ __device__ int W() const { return (NH + 2 * KVH) * hs; }  // qkv row
-  __host__ __device__ int C() const { return NH * hs; }              // output row
-  __host__ __device__ int q_col(int h) const { return h * hs; }
-  __host__ __device__ int k_col(int kvh) const { return NH * hs + kvh * hs; }
-  __host__ __device__ int v_col(int kvh) const { return (NH + KVH) * hs + kvh * hs; }
-};
 
 // Stages rows r0 .. r0 + kFlashTile - 1 (zeros past `rows`) of a [rows, ld] bf16 matrix, columns col .. col + hs - 1,
 // into tile[kFlashTile][kFlashStride]. All threads of the block take part.
@@ -669,16 +780,34 @@ void embedding_backward(float* dwte, float* dwpe, const bf16* dout, const std::i
   CUDA_CHECK_LAUNCH();
 }
 
+namespace {
+bool aligned16(std::initializer_list<const void*> pointers) {
+  for (const void* p : pointers)
+    if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) return false;
+  return true;
+}
+}  // namespace
+
+bool layernorm_vectorized(int C, const void* out, const void* inp) { return C % kVec == 0 && aligned16({out, inp}); }
+
 void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, const bf16* weight, const bf16* bias,
                        int N, int C, cudaStream_t stream) {
-  layernorm_forward_kernel<<<warp_rows_grid(N), kThreads, 0, stream>>>(out, mean, rstd, inp, weight, bias, N, C);
+  if (layernorm_vectorized(C, out, inp))
+    layernorm_forward_vec_kernel<<<warp_rows_grid(N), kThreads, 0, stream>>>(out, mean, rstd, inp, weight, bias, N, C,
+                                                                             aligned16({weight, bias}));
+  else
+    layernorm_forward_kernel<<<warp_rows_grid(N), kThreads, 0, stream>>>(out, mean, rstd, inp, weight, bias, N, C);
   CUDA_CHECK_LAUNCH();
 }
 
 void layernorm_backward_input(bf16* dinp, const bf16* dout, const bf16* inp, const float* mean, const float* rstd,
                               const bf16* weight, int N, int C, bool accumulate, cudaStream_t stream) {
-  layernorm_backward_input_kernel<<<warp_rows_grid(N), kThreads, 0, stream>>>(dinp, dout, inp, mean, rstd, weight, N, C,
-                                                                              accumulate);
+  if (layernorm_vectorized(C, dinp, inp) && aligned16({dout}))
+    layernorm_backward_input_vec_kernel<<<warp_rows_grid(N), kThreads, 0, stream>>>(
+        dinp, dout, inp, mean, rstd, weight, N, C, accumulate, aligned16({weight}));
+  else
+    layernorm_backward_input_kernel<<<warp_rows_grid(N), kThreads, 0, stream>>>(dinp, dout, inp, mean, rstd, weight, N,
+                                                                                C, accumulate);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -728,8 +857,8 @@ void rope(bf16* qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, dou
           cudaStream_t stream) {
   const std::int64_t total = std::int64_t{N} * (NH + KVH) * (rotary_dims / 2);
   if (total == 0) return;
-  rope_kernel<<<grid_for(total), kThreads, 0, stream>>>(qkv, N, T, pos0, NH + KVH, (NH + 2 * KVH) * hs, hs,
-                                                        rotary_dims, theta, inverse ? -1.0f : 1.0f);
+  rope_kernel<<<grid_for(total), kThreads, 0, stream>>>(qkv, N, T, pos0, NH + KVH, (NH + 2 * KVH) * hs, hs, rotary_dims,
+                                                        theta, inverse ? -1.0f : 1.0f);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -748,10 +877,38 @@ void check_flash(int T, int NH, int KVH, int hs) {
 }
 }  // namespace
 
+// The one place that chooses between the tensor-core and the scalar flash kernels.
+FlashKernel flash_kernel_for(int hs, std::initializer_list<const void*> pointers) {
+  if (!flash_tc_supports(hs)) return FlashKernel::scalar;
+  if (!aligned16(pointers)) return FlashKernel::scalar;
+  int device = 0, optin = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return flash_tc_shared_bytes(hs) <= static_cast<std::size_t>(optin) ? FlashKernel::tensor_cores : FlashKernel::scalar;
+}
+
+namespace {
+// The kernel this call runs: `automatic` resolved, a named one checked.
+FlashKernel resolve_flash(FlashKernel asked, int hs, std::initializer_list<const void*> pointers) {
+  const FlashKernel possible = flash_kernel_for(hs, pointers);
+  if (asked == FlashKernel::automatic) return possible;
+  if (asked == FlashKernel::tensor_cores && possible != FlashKernel::tensor_cores)
+    throw std::invalid_argument("cuda flash attention: the tensor-core kernels need a head size multiple of 16 up to " +
+                                std::to_string(kFlashTcMaxHead) + ", 16-byte aligned buffers and " +
+                                std::to_string(flash_tc_shared_bytes(hs)) +
+                                " B of shared memory per block (hs = " + std::to_string(hs) + ")");
+  return asked;
+}
+}  // namespace
+
 void flash_attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int NH, int KVH, int hs,
-                             cudaStream_t stream) {
+                             cudaStream_t stream, FlashKernel kernel) {
   check_flash(T, NH, KVH, hs);
   if (B == 0) return;
+  if (resolve_flash(kernel, hs, {out, qkv}) == FlashKernel::tensor_cores) {
+    flash_tc_forward(out, lse, qkv, B, T, NH, KVH, hs, stream);
+    return;
+  }
   const FlashShape sh{T, NH, KVH, hs};
   flash_forward_kernel<<<flash_grid(T, std::int64_t{B} * NH), kFlashWarps * kWarp, 0, stream>>>(
       out, lse, qkv, sh, 1.0f / sqrtf(static_cast<float>(hs)));
@@ -759,13 +916,19 @@ void flash_attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int 
 }
 
 void flash_attention_backward(bf16* dqkv, float* delta, const bf16* dout, const bf16* out, const float* lse,
-                              const bf16* qkv, int B, int T, int NH, int KVH, int hs, cudaStream_t stream) {
+                              const bf16* qkv, int B, int T, int NH, int KVH, int hs, cudaStream_t stream,
+                              FlashKernel kernel) {
   check_flash(T, NH, KVH, hs);
   if (B == 0) return;
+  const FlashKernel run = resolve_flash(kernel, hs, {dqkv, dout, qkv});
   const FlashShape sh{T, NH, KVH, hs};
   const float scale = 1.0f / sqrtf(static_cast<float>(hs));
   flash_delta_kernel<<<warp_rows_grid(std::int64_t{B} * NH * T), kThreads, 0, stream>>>(delta, dout, out, B, sh);
   CUDA_CHECK_LAUNCH();
+  if (run == FlashKernel::tensor_cores) {
+    flash_tc_backward(dqkv, delta, dout, lse, qkv, B, T, NH, KVH, hs, stream);
+    return;
+  }
   flash_dq_kernel<<<flash_grid(T, std::int64_t{B} * NH), kFlashWarps * kWarp, 0, stream>>>(dqkv, delta, dout, lse, qkv,
                                                                                            sh, scale);
   CUDA_CHECK_LAUNCH();

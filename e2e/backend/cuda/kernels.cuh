@@ -5,6 +5,7 @@
 // gradients of parameters, master weights and the AdamW moments are fp32. Every reduction accumulates in fp32
 // (the sums of sum()/sum_squares() in fp64).
 #include <cstdint>
+#include <initializer_list>
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -24,6 +25,10 @@ void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, con
                        int N, int C, cudaStream_t);
 void layernorm_backward_input(bf16* dinp, const bf16* dout, const bf16* inp, const float* mean, const float* rstd,
                               const bf16* weight, int N, int C, bool accumulate, cudaStream_t);
+// Whether layernorm_forward (with out, inp) and layernorm_backward_input (with dinp, inp; dout aligned too) run
+// their 16-byte-access kernels: C % 8 == 0 and 16-byte aligned rows; otherwise the 2-byte ones. Same results up to
+// the order of fp32 partial sums.
+bool layernorm_vectorized(int C, const void* out, const void* inp);
 // dweight[c] += sum_n dout[n,c] xhat[n,c]; dbias[c] += sum_n dout[n,c].
 void layernorm_backward_weight(float* dweight, float* dbias, const bf16* dout, const bf16* inp, const float* mean,
                                const float* rstd, int N, int C, cudaStream_t);
@@ -50,11 +55,21 @@ void rope(bf16* qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, dou
 // kFlashMaxHead. The forward writes out [B, T, NH hs] (bf16) and lse [B, NH, T] (fp32). The backward takes
 // `delta` [B, NH, T] (fp32 scratch) and overwrites dqkv [B, T, (NH + 2 KVH) hs]; it needs no atomics: each query
 // row's dq and each key row's dk, dv (summed over the query heads of its group) are one warp's.
+// Two implementations: tensor-core kernels (FlashAttention-2 on WMMA, e2e/backend/cuda/flash_tc.cu) for heads of
+// 16, 32, ..., 128, and scalar kernels (a warp per row, fp32 FMAs) for every head up to kFlashMaxHead.
+// `automatic` (what CudaBackend uses) takes the tensor cores whenever flash_kernel_for says so; the tests also ask
+// for each one by name, and a named kernel that cannot run this call throws std::invalid_argument.
 constexpr int kFlashMaxHead = 256;
+enum class FlashKernel { automatic, tensor_cores, scalar };
+// What `automatic` runs for head size hs and these device pointers: tensor_cores when flash_tc_supports(hs), every
+// pointer is 16-byte aligned (the tiles are staged with 16-byte copies) and the current device allows the kernels'
+// shared memory per block (flash_tc_shared_bytes); scalar otherwise.
+FlashKernel flash_kernel_for(int hs, std::initializer_list<const void*> pointers);
 void flash_attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int NH, int KVH, int hs,
-                             cudaStream_t);
+                             cudaStream_t, FlashKernel = FlashKernel::automatic);
 void flash_attention_backward(bf16* dqkv, float* delta, const bf16* dout, const bf16* out, const float* lse,
-                              const bf16* qkv, int B, int T, int NH, int KVH, int hs, cudaStream_t);
+                              const bf16* qkv, int B, int T, int NH, int KVH, int hs, cudaStream_t,
+                              FlashKernel = FlashKernel::automatic);
 
 void gelu_forward(bf16* out, const bf16* inp, std::int64_t n, cudaStream_t);
 void gelu_backward(bf16* dinp, const bf16* inp, const bf16* dout, std::int64_t n, cudaStream_t);

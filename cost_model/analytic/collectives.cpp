@@ -31,8 +31,25 @@ std::optional<Collective> collective_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+// The errors of the helpers below, out of line so that the helpers stay small enough to inline into
+// collective_time (a plan evaluation prices some ten collectives).
+[[noreturn]] void bad_rank_count(int n) {
+  throw SpecError("collective.ranks", fmt::format("a collective needs >= 1 rank, got {}", n));
+}
+[[noreturn]] void bad_group(int group_size, int stride) {
+  throw SpecError("collective.group",
+                  fmt::format("a group needs size >= 1 and stride >= 1, got size {} stride {}", group_size, stride));
+}
+[[noreturn]] void bad_bandwidth(Collective c, double beta) {
+  throw SpecError("cluster.bandwidth", fmt::format("{} needs a positive bandwidth, got {}", collective_name(c), beta));
+}
+
+}  // namespace
+
 double busbw_factor(Collective c, int n) {
-  if (n < 1) throw SpecError("collective.ranks", fmt::format("a collective needs >= 1 rank, got {}", n));
+  if (n < 1) bad_rank_count(n);
   switch (c) {
     case Collective::all_reduce:
       return 2.0 * (n - 1) / n;
@@ -59,10 +76,7 @@ int ring_steps(Collective c, int n) {
 }
 
 bool group_crosses_nodes(const ClusterSpec& cluster, int group_size, int stride) {
-  if (group_size < 1 || stride < 1) {
-    throw SpecError("collective.group",
-                    fmt::format("a group needs size >= 1 and stride >= 1, got size {} stride {}", group_size, stride));
-  }
+  if (group_size < 1 || stride < 1) bad_group(group_size, stride);
   if (group_size == 1 || cluster.nodes <= 1) return false;
   return static_cast<long long>(group_size) * stride > cluster.gpus_per_node;
 }
@@ -81,10 +95,7 @@ namespace {
 double alpha_beta(Collective c, int n, double bytes, double alpha, double beta) {
   if (bytes <= 0) return 0;
   if (n <= 1) return 0;  // a group of one moves nothing
-  if (beta <= 0) {
-    throw SpecError("cluster.bandwidth",
-                    fmt::format("{} needs a positive bandwidth, got {}", collective_name(c), beta));
-  }
+  if (beta <= 0) bad_bandwidth(c, beta);
   return ring_steps(c, n) * alpha + bytes * busbw_factor(c, n) / beta;
 }
 
@@ -123,39 +134,54 @@ int members_per_node(const ClusterSpec& cluster, int group_size, int stride) {
   return static_cast<int>(std::max(1LL, std::min<long long>(group_size, per_node)));
 }
 
-double collective_time(const ClusterSpec& cluster, Collective c, int group_size, int stride, double bytes) {
-  const bool inter = group_crosses_nodes(cluster, group_size, stride);
-  // A group with k GPUs in each node crosses nodes through k NICs at once (NCCL builds one ring per NIC, each
-  // crossing nodes through its own: nccl-tests' multi-node busbw is the per-NIC rate times the NICs per node,
-  // NVIDIA/nccl-tests#119: 96 GB/s with 4 HDR NICs per node), up to what the NVLink leg carries. Inter-node rates
-  // (link and fits) are per GPU (one NIC each): they scale by k; a measured table is for its exact group.
-  const double nics = inter ? members_per_node(cluster, group_size, stride) : 1;
-  const auto spread = [&](double per_nic) {
-    return nics > 1 ? std::min(per_nic * nics, cluster.intra.bandwidth) : per_nic;
-  };
-  if (!cluster.collectives.empty()) {
-    const auto level = cluster.collectives.find(inter ? "inter" : "intra");
-    if (level != cluster.collectives.end()) {
-      const auto fit = level->second.find(collective_name(c));
-      if (fit != level->second.end()) {
-        if (!fit->second.table.empty() && group_size == fit->second.table_ranks && bytes > 0) {
-          const double t = table_time(fit->second.table, bytes);
-          if (t >= 0) return t;
-        }
-        const auto& segments = fit->second.segments;
-        if (!segments.empty()) {
-          // The first segment that covers the size; above them all, the last (extrapolates the largest range).
-          const auto seg = std::find_if(segments.begin(), segments.end(),
-                                        [bytes](const CollectiveSegment& s) { return bytes <= s.max_bytes; });
-          const CollectiveSegment& use = seg == segments.end() ? segments.back() : *seg;
-          return alpha_beta(c, group_size, bytes, use.latency, spread(use.bandwidth));
-        }
-        return alpha_beta(c, group_size, bytes, fit->second.latency, spread(fit->second.bandwidth));
-      }
+namespace {
+
+// A group with k GPUs in each node crosses nodes through k NICs at once (NCCL builds one ring per NIC, each
+// crossing nodes through its own: nccl-tests' multi-node busbw is the per-NIC rate times the NICs per node,
+// NVIDIA/nccl-tests#119: 96 GB/s with 4 HDR NICs per node), up to what the NVLink leg carries. Inter-node rates
+// (link and fits) are per GPU (one NIC each): they scale by k; a measured table is for its exact group.
+double spread(const ClusterSpec& cluster, double nics, double per_nic) {
+  return nics > 1 ? std::min(per_nic * nics, cluster.intra.bandwidth) : per_nic;
+}
+
+// collective_time from the profile's measured fits (cluster.collectives) into `seconds`; false when they have none
+// for this level and collective. Out of line: most plan evaluations price on links alone.
+bool fitted_collective_time(const ClusterSpec& cluster, Collective c, int group_size, double bytes, bool inter,
+                            double nics, double& seconds) {
+  const auto level = cluster.collectives.find(inter ? "inter" : "intra");
+  if (level == cluster.collectives.end()) return false;
+  const auto fit = level->second.find(collective_name(c));
+  if (fit == level->second.end()) return false;
+  if (!fit->second.table.empty() && group_size == fit->second.table_ranks && bytes > 0) {
+    const double t = table_time(fit->second.table, bytes);
+    if (t >= 0) {
+      seconds = t;
+      return true;
     }
   }
+  const auto& segments = fit->second.segments;
+  if (!segments.empty()) {
+    // The first segment that covers the size; above them all, the last (extrapolates the largest range).
+    const auto seg = std::find_if(segments.begin(), segments.end(),
+                                  [bytes](const CollectiveSegment& s) { return bytes <= s.max_bytes; });
+    const CollectiveSegment& use = seg == segments.end() ? segments.back() : *seg;
+    seconds = alpha_beta(c, group_size, bytes, use.latency, spread(cluster, nics, use.bandwidth));
+    return true;
+  }
+  seconds = alpha_beta(c, group_size, bytes, fit->second.latency, spread(cluster, nics, fit->second.bandwidth));
+  return true;
+}
+
+}  // namespace
+
+double collective_time(const ClusterSpec& cluster, Collective c, int group_size, int stride, double bytes) {
+  const bool inter = group_crosses_nodes(cluster, group_size, stride);
+  const double nics = inter ? members_per_node(cluster, group_size, stride) : 1;
+  double fitted = 0;
+  if (!cluster.collectives.empty() && fitted_collective_time(cluster, c, group_size, bytes, inter, nics, fitted))
+    return fitted;
   const LinkSpec& link = inter ? cluster.inter : cluster.intra;
-  return alpha_beta(c, group_size, bytes, link.latency, spread(link.bandwidth));
+  return alpha_beta(c, group_size, bytes, link.latency, spread(cluster, nics, link.bandwidth));
 }
 
 // Every group below is a set of dimensions of the plan's rank grid (spec/rank_grid.hpp), the one the trainer
@@ -172,22 +198,28 @@ Group embedding_group(const ParallelSpec& parallel) {
   const RankGrid grid = RankGrid::of(parallel);
   return Group{2, grid.stride(GridDim::pp) * (parallel.pp - 1)};
 }
-GridMask shard_mask(const ParallelSpec& parallel) {
-  const DataParallelSync d = data_parallel_sync(parallel);
+GridMask shard_mask(const ParallelSpec& parallel) { return shard_mask(data_parallel_sync(parallel)); }
+GridMask shard_mask(const DataParallelSync& d) {
   if (d.shard_group == 1) return 0;
   // zero3: the z (or TP-rank) GPUs with their CP ranks and dp_shard of the dp groups (HSDP's shard mesh dimension
   // inside its replicate dimension, as FSDP2's (replicate, shard) mesh); the other ZeRO-3 strategies: the z group.
   return d.shard_spans_dp ? kGridCp | kGridZ | kGridDpShard : kGridZ;
 }
-GridMask dp_sync_mask(const ParallelSpec& parallel) {
-  const DataParallelSync d = data_parallel_sync(parallel);
+GridMask dp_sync_mask(const ParallelSpec& parallel) { return dp_sync_mask(data_parallel_sync(parallel)); }
+GridMask dp_sync_mask(const DataParallelSync& d) {
   if (d.mode == DpSyncMode::none) return 0;
   // HSDP: one GPU of each of the dp/dp_shard replicas of a shard group. Replicated stages: every data-parallel
   // copy. ZeRO-3 in the z group: the z group's copies across dp and CP (the z dimension excluded).
   if (d.shard_spans_dp) return kGridDp;
   return d.replicas_span_z ? kGridDataParallel : kGridCp | kGridSpecDp;
 }
-Group shard_group(const ParallelSpec& parallel) { return RankGrid::of(parallel).group(shard_mask(parallel)); }
-Group dp_sync_group(const ParallelSpec& parallel) { return RankGrid::of(parallel).group(dp_sync_mask(parallel)); }
+Group shard_group(const ParallelSpec& parallel) { return shard_group(parallel, data_parallel_sync(parallel)); }
+Group dp_sync_group(const ParallelSpec& parallel) { return dp_sync_group(parallel, data_parallel_sync(parallel)); }
+Group shard_group(const ParallelSpec& parallel, const DataParallelSync& sync) {
+  return RankGrid::of(parallel).group(shard_mask(sync));
+}
+Group dp_sync_group(const ParallelSpec& parallel, const DataParallelSync& sync) {
+  return RankGrid::of(parallel).group(dp_sync_mask(sync));
+}
 
 }  // namespace zeropp::analytic

@@ -85,5 +85,10 @@ GridMask shard_mask(const ParallelSpec& parallel);
 GridMask dp_sync_mask(const ParallelSpec& parallel);
 Group shard_group(const ParallelSpec& parallel);
 Group dp_sync_group(const ParallelSpec& parallel);
+// The same with the plan's data_parallel_sync(parallel) already worked out.
+GridMask shard_mask(const DataParallelSync& sync);
+GridMask dp_sync_mask(const DataParallelSync& sync);
+Group shard_group(const ParallelSpec& parallel, const DataParallelSync& sync);
+Group dp_sync_group(const ParallelSpec& parallel, const DataParallelSync& sync);
 
 }  // namespace zeropp::analytic

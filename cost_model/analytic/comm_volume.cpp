@@ -1,6 +1,7 @@
 #include "cost_model/analytic/comm_volume.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -53,18 +54,18 @@ struct PlanComm {
   double tied_sync = 0;  // bytes of the tied-embedding gradient all-reduce, first and last rank
 };
 
-PlanComm plan_comm(const Plan& plan) {
+PlanComm plan_comm(const Plan& plan, const PlanBasics& basics) {
   const ModelSpec& m = plan.model;
   const ParallelSpec& par = plan.parallel;
   const int p = par.pp, v = par.v, t = par.tp, B = par.micro_batches;
   const double e = element_bytes(par.dtype);
-  ModelSpec cp_copy;
+  std::optional<ModelSpec> cp_copy;
   const ModelSpec& local = cp_rank_model(m, par.cp, cp_copy);  // a CP rank's s/cp tokens
   const double bsh = static_cast<double>(par.micro_batch) * local.seq_len * m.hidden;
   PlanComm c;
   c.p = p;
   c.v = v;
-  const PipelineParams params = pipeline_params(m, stage_layout(m, par), t);
+  const PipelineParams& params = basics.params;
   c.layout = params.layout;
   c.psi_per_layer = static_cast<double>(params.per_layer);
   c.embedding_psi = static_cast<double>(params.embedding);
@@ -104,8 +105,8 @@ PlanComm plan_comm(const Plan& plan) {
 
   // Data-parallel and ZeRO traffic per parameter held, by the strategy's data-parallel picture: gradients
   // travel in the framework's reduce dtype (grad_bytes), parameters in the compute dtype (param_bytes).
-  const DataParallelSync d = data_parallel_sync(par);
-  const FrameworkPrecision precision = framework_precision(par);
+  const DataParallelSync& d = basics.sync;
+  const FrameworkPrecision& precision = basics.precision;
   const double grad_bytes = element_bytes(precision.reduce), param_bytes = element_bytes(precision.gather);
   // ZeRO-3 gathers of an FP8 plan with fp8_all_gather move the linear weights at 1 byte (fp8_cost.hpp; the layers'
   // mix, applied to the embedding too); param_bytes otherwise.
@@ -173,12 +174,14 @@ CommBytes comm_bytes(const Plan& plan, int pp_rank) {
   if (pp_rank < 0 || pp_rank >= plan.parallel.pp) {
     throw SpecError("parallel.pp", fmt::format("PP rank {} is outside [0, pp = {})", pp_rank, plan.parallel.pp));
   }
-  return rank_comm(plan_comm(plan), pp_rank);
+  return rank_comm(plan_comm(plan, plan_basics(plan)), pp_rank);
 }
 
-CommBytes comm_bytes(const Plan& plan) {
+CommBytes comm_bytes(const Plan& plan) { return comm_bytes(plan, plan_basics(plan)); }
+
+CommBytes comm_bytes(const Plan& plan, const PlanBasics& basics) {
   // The middle ranks are all alike; only the first and the last hold more (embedding, head) and send less.
-  const PlanComm c = plan_comm(plan);
+  const PlanComm c = plan_comm(plan, basics);
   CommBytes best = rank_comm(c, 0);
   for (const int r : {c.p / 2, c.p - 1}) {
     if (r <= 0) continue;

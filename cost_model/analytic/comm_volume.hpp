@@ -42,6 +42,7 @@
 // with no chunk switch. So a rank moves (3v-1)/(3v) of the paper's 36*B*h^2/U per layer (24*B*h^2/U for v=1),
 // which the simulator's count of UNSHARD/REDUCE_GRAD actions reproduces exactly. The criterion keeps the
 // paper's 36*B*h^2/U (zeropp_elements_per_layer), an upper bound on every chunk.
+#include "cost_model/analytic/plan_basics.hpp"
 #include "cost_model/spec/config.hpp"
 
 namespace zeropp::analytic {
@@ -67,5 +68,7 @@ int unit_count(int B, int U);
 CommBytes comm_bytes(const Plan& plan, int pp_rank);
 // The PP rank with the largest total (ranks differ only by the embedding and head they hold).
 CommBytes comm_bytes(const Plan& plan);
+// The same with the plan's basics already worked out (plan_basics(plan): estimate's).
+CommBytes comm_bytes(const Plan& plan, const PlanBasics& basics);
 
 }  // namespace zeropp::analytic

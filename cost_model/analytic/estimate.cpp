@@ -10,11 +10,12 @@ Estimate estimate(const Plan& plan, const EstimateOptions& options) {
   if (options.validate) validate(plan);
   const ParallelSpec& par = plan.parallel;
   Estimate est;
-  est.comm_bytes = comm_bytes(plan);
-  est.memory_bytes = memory_bytes(plan);
+  const PlanBasics basics = plan_basics(plan);  // once for the three forms below
+  est.comm_bytes = comm_bytes(plan, basics);
+  est.memory_bytes = memory_bytes(plan, basics);
 
-  const ActionCosts costs = action_costs(plan);
-  est.time_s = options.pipeline ? options.pipeline(plan, costs) : closed_form_timing(plan, costs);
+  const ActionCosts costs = action_costs(plan, basics);
+  est.time_s = options.pipeline ? options.pipeline(plan, costs) : closed_form_timing(plan, costs, basics);
   if (est.time_s.peak_memory) {
     // The executor tracked activations and buffers over time: its peak replaces the closed-form bound.
     est.memory_bytes.peak = *est.time_s.peak_memory;

@@ -1,6 +1,7 @@
 #include "cost_model/analytic/memory.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -262,18 +263,18 @@ struct PlanActivations {
   double last_extra = 0;   // per micro-batch on the last virtual stage
 };
 
-PlanActivations plan_activations(const Plan& plan) {
+PlanActivations plan_activations(const Plan& plan, const PlanBasics& basics) {
   const ParallelSpec& par = plan.parallel;
   const ActivationOptions opt{par.micro_batch, par.tp,    par.sequence_parallel, par.recompute,
                               par.dtype,       fp8_saves_fp8_inputs(par)};
   PlanActivations a;
-  a.params = pipeline_params(plan.model, stage_layout(plan.model, par), par.tp);
-  a.sync = data_parallel_sync(par);
-  a.precision = framework_precision(par);
+  a.params = basics.params;
+  a.sync = basics.sync;
+  a.precision = basics.precision;
   a.per_param = model_state_bytes_per_param(a.precision);
   // A CP rank stores the activations of its s/cp tokens (flash attention: no s x s term to keep whole; the ring's
   // KV blocks in flight live only inside the attention kernel's step and are not counted).
-  ModelSpec cp_copy;
+  std::optional<ModelSpec> cp_copy;
   const ModelSpec& local = cp_rank_model(plan.model, par.cp, cp_copy);
   a.bytes_per_layer = activation_bytes_per_layer(local, opt);
   const double kept = a.bytes_per_layer;
@@ -314,21 +315,25 @@ MemoryBytes rank_memory(const Plan& plan, const PlanActivations& act, int pp_ran
 
 }  // namespace
 
-MemoryBytes memory_bytes(const Plan& plan, int pp_rank) { return rank_memory(plan, plan_activations(plan), pp_rank); }
+MemoryBytes memory_bytes(const Plan& plan, int pp_rank) {
+  return rank_memory(plan, plan_activations(plan, plan_basics(plan)), pp_rank);
+}
 
 std::vector<MemoryBytes> memory_bytes_by_rank(const Plan& plan) {
-  const PlanActivations act = plan_activations(plan);
+  const PlanActivations act = plan_activations(plan, plan_basics(plan));
   std::vector<MemoryBytes> out;
   out.reserve(static_cast<std::size_t>(plan.parallel.pp));
   for (int r = 0; r < plan.parallel.pp; ++r) out.push_back(rank_memory(plan, act, r));
   return out;
 }
 
-MemoryBytes memory_bytes(const Plan& plan) {
+MemoryBytes memory_bytes(const Plan& plan) { return memory_bytes(plan, plan_basics(plan)); }
+
+MemoryBytes memory_bytes(const Plan& plan, const PlanBasics& basics) {
   // Activations fall with the rank (or stay level), the embedding sits on the first rank and the head on the
   // last: the peak is on the first or the last rank, or, when the split makes the ends lighter, on the second
   // (the middle ranks hold the same layers and the second holds the most in flight of them).
-  const PlanActivations act = plan_activations(plan);
+  const PlanActivations act = plan_activations(plan, basics);
   MemoryBytes most = rank_memory(plan, act, 0);
   if (plan.parallel.pp == 1) return most;
   const MemoryBytes last = rank_memory(plan, act, plan.parallel.pp - 1);

@@ -41,6 +41,7 @@
 // weight matmul, 32sbh for GPT) until its W.
 #include <vector>
 
+#include "cost_model/analytic/plan_basics.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/framework.hpp"
 
@@ -143,6 +144,8 @@ struct MemoryBytes {
 MemoryBytes memory_bytes(const Plan& plan, int pp_rank);
 // The PP rank with the highest peak.
 MemoryBytes memory_bytes(const Plan& plan);
+// The same with the plan's basics already worked out (plan_basics(plan): estimate's).
+MemoryBytes memory_bytes(const Plan& plan, const PlanBasics& basics);
 // Every PP rank's, in rank order (the rank-independent terms worked out once).
 std::vector<MemoryBytes> memory_bytes_by_rank(const Plan& plan);
 

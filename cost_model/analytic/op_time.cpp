@@ -36,6 +36,13 @@ double utilization_for(double m, double n, double k, double count, double rows, 
   return tile * wave;
 }
 
+// The rate memory-bound kernels stream at: memory_bandwidth x hbm_efficiency (memory_time).
+double hbm_rate(const ClusterSpec& cluster) {
+  const double efficiency =
+      cluster.gpu && cluster.gpu->hbm_efficiency.known() ? cluster.gpu->hbm_efficiency.value : 1.0;
+  return cluster.memory_bandwidth * efficiency;
+}
+
 bool has_table(const ClusterSpec& c, Dtype dtype) {
   const auto it = c.gemm_table.find(dtype);
   return it != c.gemm_table.end() && !it->second.empty();
@@ -55,14 +62,35 @@ bool gemm_traffic_priced(const ClusterSpec& cluster, Dtype dtype) {
 }
 
 double gemm_time(const ClusterSpec& cluster, Dtype dtype, const Gemm& g) {
-  if (g.count <= 0 || g.flops_each() <= 0) return 0;
-  const double peak = cluster.peak(dtype);
-  if (!gemm_traffic_priced(cluster, dtype))
-    return g.flops() / (peak * gemm_efficiency(cluster, dtype, g.flops_each()));
+  return GemmPricer(cluster, dtype).seconds(g);
+}
+
+GemmPricer::GemmPricer(const ClusterSpec& cluster, Dtype dtype)
+    : cluster_(cluster), dtype_(dtype), element_bytes_(element_bytes(dtype)) {
+  if (const auto it = cluster.peak_flops.find(dtype); it != cluster.peak_flops.end()) peak_ = &it->second;
+  if (const auto it = cluster.gemm_table.find(dtype); it != cluster.gemm_table.end() && !it->second.empty())
+    table_ = &it->second;
+  traffic_priced_ = gemm_traffic_priced(cluster, dtype);
+  if (peak_ && !table_ && !traffic_priced_) {
+    flat_ = true;
+    flat_rate_ = *peak_ * cluster.gemm_efficiency;
+  }
+  if (cluster.memory_bandwidth > 0) {
+    has_hbm_rate_ = true;
+    hbm_rate_ = hbm_rate(cluster);
+  }
+}
+
+double GemmPricer::shaped_seconds(const Gemm& g) const {
+  const double peak = peak_ ? *peak_ : cluster_.peak(dtype_);
+  if (!traffic_priced_) {
+    const double efficiency = table_ ? table_gemm_efficiency(*table_, g.flops_each()) : cluster_.gemm_efficiency;
+    return g.flops() / (peak * efficiency);
+  }
   const double compute =
-      g.flops() / (peak * cluster.gpu->matmul_efficiency.value * gemm_utilization(cluster, g.m, g.n, g.k, g.count));
-  const double e = element_bytes(dtype) * g.count;
-  return gemm_roofline(cluster, compute, e * (g.m * g.k + g.k * g.n), e * g.m * g.n);
+      g.flops() / (peak * cluster_.gpu->matmul_efficiency.value * gemm_utilization(cluster_, g.m, g.n, g.k, g.count));
+  const double e = element_bytes_ * g.count;
+  return gemm_roofline(cluster_, compute, e * (g.m * g.k + g.k * g.n), e * g.m * g.n);
 }
 
 double gemm_roofline(const ClusterSpec& cluster, double compute, double read_bytes, double store_bytes) {
@@ -73,10 +101,7 @@ double gemm_roofline(const ClusterSpec& cluster, double compute, double read_byt
 }
 
 double memory_time(const ClusterSpec& cluster, double bytes) {
-  if (cluster.memory_bandwidth <= 0) return 0;
-  const double efficiency =
-      cluster.gpu && cluster.gpu->hbm_efficiency.known() ? cluster.gpu->hbm_efficiency.value : 1.0;
-  return bytes / (cluster.memory_bandwidth * efficiency);
+  return cluster.memory_bandwidth > 0 ? bytes / hbm_rate(cluster) : 0;
 }
 
 FlashEfficiency attention_rate(const ClusterSpec& cluster, const ModelSpec& model, AttentionKernel kernel) {

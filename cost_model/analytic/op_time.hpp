@@ -42,6 +42,35 @@ double gemm_time(const ClusterSpec& cluster, Dtype dtype, const Gemm& g);
 // `store_bytes` of output: the roofline above, with the profile's exposed share of the store (gemm_epilogue_exposed).
 double gemm_roofline(const ClusterSpec& cluster, double compute, double read_bytes, double store_bytes);
 
+// gemm_time for one cluster and dtype with its lookups (peak, tables, operation-table entries) done once: a plan
+// evaluation prices some twenty GEMMs with the same ones. seconds(g) is gemm_time(cluster, dtype, g) bit for bit
+// (the same operations in the same order). Holds a reference: the cluster must outlive it.
+class GemmPricer {
+ public:
+  GemmPricer(const ClusterSpec& cluster, Dtype dtype);
+  double seconds(const Gemm& g) const {
+    if (g.count <= 0 || g.flops_each() <= 0) return 0;
+    // One rate for every GEMM (the profile's gemm_efficiency): peak x efficiency, the product gemm_time divides by.
+    if (flat_) return g.flops() / flat_rate_;
+    return shaped_seconds(g);
+  }
+  double memory_seconds(double bytes) const { return has_hbm_rate_ ? bytes / hbm_rate_ : 0; }  // memory_time
+
+ private:
+  double shaped_seconds(const Gemm& g) const;  // by a table or the operation table
+
+  const ClusterSpec& cluster_;
+  Dtype dtype_;
+  const double* peak_ = nullptr;                             // null: not given (seconds throws, as peak() does)
+  const std::vector<GemmEfficiencyPoint>* table_ = nullptr;  // the calibrated table for dtype, if any
+  bool traffic_priced_ = false;                              // gemm_traffic_priced(cluster, dtype)
+  double element_bytes_ = 0;
+  bool flat_ = false;          // peak given, no table, not traffic-priced: every GEMM at flat_rate_
+  double flat_rate_ = 0;       // peak x gemm_efficiency
+  bool has_hbm_rate_ = false;  // memory_bandwidth given (memory_time is 0 without it)
+  double hbm_rate_ = 0;        // memory_bandwidth x hbm_efficiency
+};
+
 // Seconds a memory-bound kernel takes to read and write `bytes`: at memory_bandwidth x hbm_efficiency; 0 when the
 // profile does not know its HBM bandwidth.
 double memory_time(const ClusterSpec& cluster, double bytes);

@@ -8,16 +8,7 @@
 
 namespace zeropp::analytic {
 
-int element_bytes(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::bf16:
-    case Dtype::fp16:
-      return 2;
-    case Dtype::fp32:
-      return 4;
-  }
-  throw SpecError("parallel.dtype", "unknown dtype");
-}
+void unknown_dtype() { throw SpecError("parallel.dtype", "unknown dtype"); }
 
 bool has_biases(const ModelSpec& model) { return model.mlp == MlpKind::gelu; }
 
@@ -98,21 +89,14 @@ int layers_per_virtual_stage(const ModelSpec& model, int pp, int v) {
   return model.layers / (pp * v);
 }
 
-namespace {
-
-// The first virtual stage's embedding: vocabulary-parallel word embedding (split over tp), replicated positions.
-std::int64_t first_stage_embedding(const ModelSpec& model, int tp) {
+std::int64_t first_stage_embedding_params(const ModelSpec& model, int tp) {
   return word_embedding_slice(model, tp) + position_embedding_params(model);
 }
 
-// The last virtual stage's final norm and LM head. An untied head always lives there; a tied one needs its own
-// copy when the embedding is on another rank (pp > 1).
-std::int64_t last_stage_head(const ModelSpec& model, int pp, int tp) {
+std::int64_t last_stage_head_params(const ModelSpec& model, int pp, int tp) {
   const bool tied_copy = model.tied_embedding && pp > 1;
   return final_norm_params(model) + (!model.tied_embedding || tied_copy ? word_embedding_slice(model, tp) : 0);
 }
-
-}  // namespace
 
 StageParams virtual_stage_params(const ModelSpec& model, int pp, int v, int virtual_stage, int tp) {
   layers_per_virtual_stage(model, pp, v);  // the even split exists
@@ -129,15 +113,6 @@ std::int64_t max_rank_params(const ModelSpec& model, int pp, int v, int tp) {
   return max_rank_params(model, even_layout(model.layers, pp, v), tp);
 }
 
-PipelineParams pipeline_params(const ModelSpec& model, const StageLayout& layout, int tp) {
-  PipelineParams p;
-  p.layout = layout;
-  p.per_layer = layer_params_per_tp_rank(model, tp).total();
-  p.embedding = first_stage_embedding(model, tp);
-  p.head = last_stage_head(model, layout.pp, tp);
-  return p;
-}
-
 StageParams PipelineParams::stage(int virtual_stage) const {
   const int stages = layout.stages();
   if (virtual_stage < 0 || virtual_stage >= stages) {
@@ -150,28 +125,8 @@ StageParams PipelineParams::stage(int virtual_stage) const {
   return s;
 }
 
-StageParams PipelineParams::rank(int pp_rank) const {
-  const int pp = layout.pp;
-  if (pp_rank < 0 || pp_rank >= pp) {
-    throw SpecError("parallel.pp", fmt::format("PP rank {} is outside [0, pp = {})", pp_rank, pp));
-  }
-  // Rank r holds virtual stages c*pp + r: stage 0 (the embedding) is chunk 0 of rank 0 and stage pp*v-1 (the head)
-  // is chunk v-1 of rank pp-1. Same as summing stage() over the rank's chunks.
-  StageParams sum;
-  sum.layers = layout.rank_layers(pp_rank) * per_layer;
-  if (pp_rank == 0) sum.embedding = embedding;
-  if (pp_rank == pp - 1) sum.head = head;
-  return sum;
-}
-
-std::int64_t PipelineParams::max_rank() const {
-  // The first rank adds the embedding, the last the head; the middle ranks hold only layers, all alike (rank 1
-  // stands for them).
-  const int p = layout.pp;
-  std::int64_t most = rank(0).total();
-  if (p > 1) most = std::max(most, rank(p - 1).total());
-  if (p > 2) most = std::max(most, rank(1).total());
-  return most;
+void PipelineParams::rank_outside(int pp_rank) const {
+  throw SpecError("parallel.pp", fmt::format("PP rank {} is outside [0, pp = {})", pp_rank, layout.pp));
 }
 
 StageParams virtual_stage_params(const ModelSpec& model, const StageLayout& layout, int virtual_stage, int tp) {

@@ -9,6 +9,7 @@
 // f = 4h this is the familiar 12h^2 + 13h.
 // Outside the layers: word embedding V*h (+ s*h learned positions), the final norm (2h or h), and an LM head
 // V*h only when the embedding is untied.
+#include <algorithm>
 #include <cstdint>
 
 #include "cost_model/spec/model_spec.hpp"
@@ -17,8 +18,18 @@
 
 namespace zeropp::analytic {
 
-// Bytes of one element of the given training dtype (bf16/fp16: 2, fp32: 4).
-int element_bytes(Dtype dtype);
+// Bytes of one element of the given training dtype (bf16/fp16: 2, fp32: 4). Inline: every formula asks it.
+[[noreturn]] void unknown_dtype();  // throws SpecError
+inline int element_bytes(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::bf16:
+    case Dtype::fp16:
+      return 2;
+    case Dtype::fp32:
+      return 4;
+  }
+  unknown_dtype();
+}
 
 // True for GPT-style layers (gelu MLP): linear biases and LayerNorm biases. False for Llama-style (swiglu).
 bool has_biases(const ModelSpec& model);
@@ -80,10 +91,46 @@ struct PipelineParams {
   std::int64_t embedding = 0;  // the first virtual stage's word (+ position) embedding
   std::int64_t head = 0;       // the last virtual stage's final norm and LM head (or tied copy)
   StageParams stage(int virtual_stage) const;
-  StageParams rank(int pp_rank) const;
-  std::int64_t max_rank() const;
+  // Rank r holds virtual stages c*pp + r: stage 0 (the embedding) is chunk 0 of rank 0 and stage pp*v-1 (the
+  // head) is chunk v-1 of rank pp-1. Same as summing stage() over the rank's chunks. Inline, as max_rank: the
+  // closed forms ask for several ranks per plan evaluation.
+  StageParams rank(int pp_rank) const {
+    const int pp = layout.pp;
+    if (pp_rank < 0 || pp_rank >= pp) rank_outside(pp_rank);
+    StageParams sum;
+    sum.layers = layout.rank_layers(pp_rank) * per_layer;
+    if (pp_rank == 0) sum.embedding = embedding;
+    if (pp_rank == pp - 1) sum.head = head;
+    return sum;
+  }
+  std::int64_t max_rank() const {
+    // The first rank adds the embedding, the last the head; the middle ranks hold only layers, all alike (rank 1
+    // stands for them).
+    const int p = layout.pp;
+    std::int64_t most = rank(0).total();
+    if (p > 1) most = std::max(most, rank(p - 1).total());
+    if (p > 2) most = std::max(most, rank(1).total());
+    return most;
+  }
+
+ private:
+  [[noreturn]] void rank_outside(int pp_rank) const;  // throws SpecError
 };
-PipelineParams pipeline_params(const ModelSpec& model, const StageLayout& layout, int tp = 1);
+// The first virtual stage's embedding (vocabulary-parallel word embedding split over tp, replicated positions) and
+// the last one's final norm and LM head (an untied head always; a tied one needs its own copy when the embedding
+// is on another rank, pp > 1), per TP rank.
+std::int64_t first_stage_embedding_params(const ModelSpec& model, int tp);
+std::int64_t last_stage_head_params(const ModelSpec& model, int pp, int tp);
+// Inline: the caller has just built `layout` (stage_layout, inline), and an out-of-line copy of it reads back
+// 16 bytes at a time what was stored 4 at a time (a store-forwarding stall per call).
+inline PipelineParams pipeline_params(const ModelSpec& model, const StageLayout& layout, int tp = 1) {
+  PipelineParams p;
+  p.layout = layout;
+  p.per_layer = layer_params_per_tp_rank(model, tp).total();
+  p.embedding = first_stage_embedding_params(model, tp);
+  p.head = last_stage_head_params(model, layout.pp, tp);
+  return p;
+}
 
 // The same under any split of the layers (even, Megatron's accounted or explicit first/last stage layers:
 // spec/stage_layout.hpp); the (pp, v) forms above are these with the even split.

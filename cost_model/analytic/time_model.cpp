@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -155,12 +156,22 @@ CpSeconds cp_layer_seconds(const Plan& plan, const ModelSpec& local, const Atten
   return {pass, pass};
 }
 
+// A GEMM's seconds at the rate the framework's kernels sustain (action_costs).
+struct SustainedGemmSeconds {
+  const GemmPricer& pricer;
+  double sustain = 1;
+  double operator()(const Gemm& x) const { return pricer.seconds(x) / sustain; }
+};
+
 }  // namespace
 
 double gemm_efficiency(const ClusterSpec& cluster, Dtype dtype, double flops) {
   const auto it = cluster.gemm_table.find(dtype);
   if (it == cluster.gemm_table.end() || it->second.empty()) return cluster.gemm_efficiency;
-  const auto& pts = it->second;
+  return table_gemm_efficiency(it->second, flops);
+}
+
+double table_gemm_efficiency(const std::vector<GemmEfficiencyPoint>& pts, double flops) {
   if (flops <= pts.front().flops) return pts.front().efficiency;
   if (flops >= pts.back().flops) return pts.back().efficiency;
   // Points are in increasing flops (validated): interpolate linearly in log(flops).
@@ -206,7 +217,9 @@ double adam_bytes_per_param(const FrameworkPrecision& precision) {
   return element_bytes(precision.grads) + moments + params;
 }
 
-ActionCosts action_costs(const Plan& plan) {
+ActionCosts action_costs(const Plan& plan) { return action_costs(plan, plan_basics(plan)); }
+
+ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
   const ModelSpec& m = plan.model;
   const ClusterSpec& c = plan.cluster;
   const ParallelSpec& par = plan.parallel;
@@ -217,28 +230,27 @@ ActionCosts action_costs(const Plan& plan) {
   // sustain a share of it over a training step (framework.hpp, kernel_efficiency). Without a table the profile's
   // gemm_efficiency carries everything, as before.
   const double sustain = c.gpu && c.gpu->matmul_efficiency.known() ? kernel_efficiency(par) : 1.0;
-  auto mem_seconds = [&c](double bytes) { return memory_time(c, bytes); };
-  // Two captures, 16 bytes: std::function (tp_layer_seconds) keeps it in place (libstdc++ does up to 16 bytes)
-  // instead of allocating once per plan evaluation.
-  auto gemm_seconds = [&plan, sustain](const Gemm& x) {
-    return gemm_time(plan.cluster, plan.parallel.dtype, x) / sustain;
-  };
-  // The weight GEMMs of the layers: in FP8 for an FP8 plan (fp8_cost.hpp), else as every GEMM.
-  auto weight_seconds = [&plan, sustain](const Gemm& x) {
-    return (plan.parallel.fp8 ? fp8_gemm_time(plan.cluster, x) : gemm_time(plan.cluster, plan.parallel.dtype, x)) /
-           sustain;
+  // gemm_time and memory_time with the cluster's lookups done once for the plan (op_time.hpp).
+  const GemmPricer pricer(c, par.dtype);
+  auto mem_seconds = [&pricer](double bytes) { return pricer.memory_seconds(bytes); };
+  const SustainedGemmSeconds gemm_seconds{pricer, sustain};
+  // The weight GEMMs of the layers: in FP8 for an FP8 plan (fp8_cost.hpp), else as every GEMM. Two captures,
+  // 16 bytes: std::function (tp_layer_seconds) keeps it in place (libstdc++ does up to 16 bytes) instead of
+  // allocating once per plan evaluation.
+  auto weight_seconds = [&gemm_seconds, &plan](const Gemm& x) {
+    return plan.parallel.fp8 ? fp8_gemm_time(plan.cluster, x) / gemm_seconds.sustain : gemm_seconds(x);
   };
 
   ActionCosts a;
   // Per chunk: the largest virtual stage of the split (all of them when it is even); costs_from_plan scales
   // each stage by its own layers, closed_form_timing each rank by its own (stage_balance.hpp).
-  const StageLayout layout = stage_layout(m, par);
+  const StageLayout& layout = basics.params.layout;
   const int lc = layout.max_stage_layers();
   a.layers_per_chunk = lc;
 
   // One layer, one micro-batch, one GPU. With context parallelism the GPU holds s/cp tokens of each sequence
   // (`local`) and computes 1/cp of the causal attention: cp times the attention of an s/cp sequence.
-  ModelSpec cp_copy;
+  std::optional<ModelSpec> cp_copy;
   const ModelSpec& local = cp_rank_model(m, par.cp, cp_copy);
   const LayerGemms g = layer_gemms(local, b, t);
   // Each weight GEMM three ways, each at its own shape (op_time.hpp): forward, input gradient, weight gradient.
@@ -316,14 +328,15 @@ ActionCosts action_costs(const Plan& plan) {
 
   // ZeRO-3 gathers (parameters in the compute dtype) and reduce-scatters (gradients in the framework's reduce
   // dtype).
-  const DataParallelSync sync = data_parallel_sync(par);
-  const FrameworkPrecision precision = framework_precision(par);
+  const DataParallelSync& sync = basics.sync;
+  const FrameworkPrecision& precision = basics.precision;
   const double param_bytes = element_bytes(precision.gather), grad_bytes = element_bytes(precision.reduce);
   // As the framework executes them (zero3_execution.hpp): the collectives with their side-stream copies, and the
   // copies on the compute stream charged to the forward and backward that wait for them.
-  const double layer_params = static_cast<double>(layer_params_per_tp_rank(m, t).total());
+  const PipelineParams& pipeline = basics.params;
+  const double layer_params = static_cast<double>(pipeline.per_layer);
   if (sync.layer_wise) {
-    const Group sg = shard_group(par);
+    const Group sg = shard_group(par, sync);
     const double params = static_cast<double>(rank_params(m, 1, 1, 0, t).total());
     const Zero3Seconds z3 = zero3_seconds(plan, sg, params, layer_params);
     a.gather = z3.gather;
@@ -333,7 +346,7 @@ ActionCosts action_costs(const Plan& plan) {
   } else if (sync.shard_spans_dp && sync.shard_group > 1) {
     // FSDP2 under PP: a regular chunk's layers in zero3's shard group, once per iteration: the copy-out follows the
     // gather, the reduction's copy-in precedes the reduce-scatter (as ZeroPP's per-unit gathers below).
-    const Group sg = shard_group(par);
+    const Group sg = shard_group(par, sync);
     const double params = static_cast<double>(lc) * layer_params;
     const Zero3Seconds z3 = zero3_seconds(plan, sg, params, layer_params);
     a.gather = z3.gather + z3.forward_copies;
@@ -357,9 +370,9 @@ ActionCosts action_costs(const Plan& plan) {
   }
 
   // Data-parallel gradient sync of the largest PP rank's parameters (per GPU shard for ZeroPP).
-  const double psi = static_cast<double>(max_rank_params(m, layout, t));
+  const double psi = static_cast<double>(pipeline.max_rank());
   // (Pure ZeRO-3 has none: its gradients are reduce-scattered per micro-batch in the ZeRO-3 group.)
-  const Group dg = dp_sync_group(par);
+  const Group dg = dp_sync_group(par, sync);
   const double dp_params = psi / sync.grad_shard;
   const bool sharded_dp = sync.mode == DpSyncMode::reduce_scatter;
   if (dg.size > 1) {
@@ -413,6 +426,10 @@ double bubble_time(ScheduleKind kind, int p, int v, int B, int U, double F, doub
 }
 
 PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
+  return closed_form_timing(plan, a, plan_basics(plan));
+}
+
+PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a, const PlanBasics& basics) {
   const ParallelSpec& par = plan.parallel;
   const int p = par.pp, v = par.v, m = par.micro_batches;
   const int U = std::min(par.unit > 0 ? par.unit : m, m);
@@ -424,7 +441,7 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
   const double pp_regular = v * (p2p_f + p2p_b);
   // The end ranks: the last holds the head, the first the embedding (the same rank when p == 1). Each rank's
   // layers scale its share of the regular work (1 everywhere with an even split: stage_balance.hpp).
-  const RankShares k = rank_shares(stage_layout(plan.model, par), a.layers_per_chunk);
+  const RankShares k = rank_shares(basics.params.layout, a.layers_per_chunk);
   const double last_compute = k.last * compute_regular + a.head_f + a.head_b + a.head_w;
   const double last_tp = k.last * tp_regular + a.head_tp_f + a.head_tp_b + (p == 1 ? a.embed_tp_f : 0);
   const double first_tp = k.first * tp_regular + a.embed_tp_f;
@@ -460,7 +477,7 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
   double layer_wise_sync = -1;  // HSDP without PP: the per-micro-batch all-reduces' exposed seconds
   if (a.gather > 0 || a.reduce_scatter > 0) {
     const double fwd = a.f + a.tp_f, bwd = a.b + a.recompute + a.w + a.tp_b + a.tp_recompute;
-    const DataParallelSync sync = data_parallel_sync(par);
+    const DataParallelSync& sync = basics.sync;
     if (sync.layer_wise) {
       // Layer by layer, every micro-batch: gather layer l+1 during layer l's forward; gather layer l-1 and
       // reduce-scatter layer l+1 during layer l's backward. HSDP all-reduces layer l+2's shard beside them on its
@@ -505,9 +522,7 @@ PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& a) {
     sync_exposed = layer_wise_sync;
   } else if (par.overlap_grad_reduce && a.dp_sync > 0) {
     const double chunk_backward = a.b + a.recompute + a.w;
-    const double n = dp_sync_buckets(
-        par, 0, static_cast<double>(virtual_stage_params(plan.model, stage_layout(plan.model, par), 0, par.tp).total()),
-        a.layers_per_chunk);
+    const double n = dp_sync_buckets(par, 0, static_cast<double>(basics.params.stage(0).total()), a.layers_per_chunk);
     sync_exposed = std::max(a.dp_sync / (v * n), a.dp_sync - chunk_backward * (v - 1.0 / n));
     r.compute += hidden(a.dp_sync - sync_exposed, chunk_backward * v);
   }

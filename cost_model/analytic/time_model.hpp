@@ -43,7 +43,9 @@
 // The slowest rank (the last, with the LM head, or the first) sets the steady state: ideal = B x its per
 // micro-batch time; the bubble uses a middle rank's (layers only).
 #include <optional>
+#include <vector>
 
+#include "cost_model/analytic/plan_basics.hpp"
 #include "cost_model/spec/config.hpp"
 #include "cost_model/spec/framework.hpp"
 
@@ -51,6 +53,8 @@ namespace zeropp::analytic {
 
 // GEMM efficiency for one GEMM of `flops` FLOPs (2*m*n*k) on `cluster` in `dtype`.
 double gemm_efficiency(const ClusterSpec& cluster, Dtype dtype, double flops);
+// The same from a calibrated table (non-empty, increasing flops): linear in log(flops) between its points.
+double table_gemm_efficiency(const std::vector<GemmEfficiencyPoint>& points, double flops);
 
 // The highest fraction of the dense peak any compute operation of the time model reaches on `cluster` in `dtype`
 // (the best GEMM, the attention kernel each way). Every operation is priced at or below it, so executed FLOPs over
@@ -96,6 +100,8 @@ struct ActionCosts {
 };
 
 ActionCosts action_costs(const Plan& plan);
+// The same with the plan's basics already worked out (plan_basics(plan): estimate's).
+ActionCosts action_costs(const Plan& plan, const PlanBasics& basics);
 
 // What a schedule executor reports: the closed form below, or the simulator.
 struct PipelineTiming {
@@ -111,6 +117,8 @@ struct PipelineTiming {
 
 // The DP gradient sync overlaps the last backward only when parallel.overlap_grad_reduce.
 PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& costs);
+// The same with the plan's basics already worked out (plan_basics(plan): estimate's).
+PipelineTiming closed_form_timing(const Plan& plan, const ActionCosts& costs, const PlanBasics& basics);
 
 // Closed-form bubble of a schedule for per-micro-batch, per-rank costs F, B, W (seconds).
 double bubble_time(ScheduleKind kind, int p, int v, int B, int U, double F, double Bx, double W);

@@ -1,5 +1,7 @@
 #include "cost_model/simulate/costs_from_plan.hpp"
 
+#include <optional>
+
 #include "cost_model/analytic/collectives.hpp"
 #include "cost_model/analytic/contention.hpp"
 #include "cost_model/analytic/fp8_cost.hpp"
@@ -35,7 +37,7 @@ ActionCosts costs_from_plan(const Plan& plan) {
   act.fp8_inputs = analytic::fp8_saves_fp8_inputs(par);
   act.recompute = Recompute::none;
   // Activations and messages of a CP rank's s/cp tokens (spec/context_parallel.hpp).
-  ModelSpec cp_copy;
+  std::optional<ModelSpec> cp_copy;
   const ModelSpec& local = cp_rank_model(m, par.cp, cp_copy);
   const analytic::SplitActivation full = analytic::split_activation_bytes_per_layer(local, act);
   const double first_extra = analytic::first_stage_extra_activation_bytes(local, act);

@@ -126,11 +126,14 @@ void check_si(const std::string& prefix, std::string_view key, double si, detail
   if (!in_range(quick, range)) check_number(prefix, key, to_unit(si, unit), range);
 }
 
-void check_link(const LinkSpec& link, const std::string& path, bool used, const std::string& why_used) {
+// why_used(): why the link must have a bandwidth, for the message (called only on that error: validate runs per
+// plan evaluation, and formatting it ahead would cost more than the checks).
+template <typename WhyUsed>
+void check_link(const LinkSpec& link, const std::string& path, bool used, const WhyUsed& why_used) {
   const double gbps = to_unit(link.bandwidth, detail::kGBps);
   if (link.bandwidth < 0 || (used && link.bandwidth == 0))
     throw SpecError(path + ".bandwidth_GBps",
-                    fmt::format("{}.bandwidth_GBps={} must be > 0{}", path, gbps, used ? why_used : ""));
+                    fmt::format("{}.bandwidth_GBps={} must be > 0{}", path, gbps, used ? why_used() : ""));
   if (link.latency < 0)
     throw SpecError(path + ".latency_us",
                     fmt::format("{}.latency_us={} must be >= 0", path, to_unit(link.latency, detail::kMicroseconds)));
@@ -346,16 +349,18 @@ void validate(const ClusterSpec& c, const std::string& field) {
   if (c.optimizer_rate != 0)
     check_si(field, "optimizer_Mparams_per_s", c.optimizer_rate, detail::kMparams, kOptimizerMparams);
   check_link(c.intra, field + ".intra", c.gpus_per_node > 1,
-             fmt::format(" ({}.gpus_per_node={})", field, c.gpus_per_node));
-  check_link(c.inter, field + ".inter", c.nodes > 1, fmt::format(" ({}.nodes={})", field, c.nodes));
+             [&] { return fmt::format(" ({}.gpus_per_node={})", field, c.gpus_per_node); });
+  check_link(c.inter, field + ".inter", c.nodes > 1, [&] { return fmt::format(" ({}.nodes={})", field, c.nodes); });
   if (!(c.gemm_efficiency > 0 && c.gemm_efficiency <= 1))
     throw SpecError(field + ".gemm_efficiency",
                     fmt::format("{}.gemm_efficiency={} must be in (0, 1]", field, c.gemm_efficiency));
   check_number(field, "gemm_efficiency", c.gemm_efficiency, kEfficiency);
   for (const auto& [pass, value] : {std::pair{"forward", c.flash_attention_efficiency.forward},
                                     std::pair{"backward", c.flash_attention_efficiency.backward}}) {
-    const std::string path = fmt::format("{}.flash_attention_efficiency.{}", field, pass);
-    if (!(value > 0 && value <= 1)) throw SpecError(path, fmt::format("{}={} must be in (0, 1]", path, value));
+    if (!(value > 0 && value <= 1)) {
+      const std::string path = fmt::format("{}.flash_attention_efficiency.{}", field, pass);
+      throw SpecError(path, fmt::format("{}={} must be in (0, 1]", path, value));
+    }
   }
   if (c.gpu) {
     validate(*c.gpu, field + ".gpu");
@@ -381,10 +386,10 @@ void validate(const ClusterSpec& c, const std::string& field) {
         throw SpecError(path, fmt::format("{}: the collective must be one of all_reduce, all_gather, "
                                           "reduce_scatter, send_recv",
                                           path));
-      check_link({fit.bandwidth, fit.latency}, path, true, "");
+      check_link({fit.bandwidth, fit.latency}, path, true, [] { return std::string(); });
       for (std::size_t i = 0; i < fit.segments.size(); ++i) {
         const std::string at = fmt::format("{}.segments[{}]", path, i);
-        check_link({fit.segments[i].bandwidth, fit.segments[i].latency}, at, true, "");
+        check_link({fit.segments[i].bandwidth, fit.segments[i].latency}, at, true, [] { return std::string(); });
         const double lower = i == 0 ? 0 : fit.segments[i - 1].max_bytes;
         if (!(fit.segments[i].max_bytes > lower))
           throw SpecError(at + ".max_bytes", fmt::format("{}.max_bytes={} must be greater than {} (segments in "

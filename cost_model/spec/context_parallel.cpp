@@ -14,12 +14,6 @@ ModelSpec cp_rank_model(const ModelSpec& model, int cp) {
   return local;
 }
 
-const ModelSpec& cp_rank_model(const ModelSpec& model, int cp, ModelSpec& copy) {
-  if (cp <= 1) return model;
-  copy = cp_rank_model(model, cp);
-  return copy;
-}
-
 void validate_context_parallel(const ModelSpec& m, const ParallelSpec& p) {
   if (p.cp <= 1) return;
   const std::string field = "parallel.cp";

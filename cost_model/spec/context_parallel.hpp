@@ -18,6 +18,8 @@
 // than a node crosses nodes and is priced on the inter-node link (analytic::cp_group). Gradients are synchronised
 // over data parallelism and CP together (Megatron's data-parallel group with context parallelism; torchtitan shards
 // FSDP over dp x cp): spec/strategy.hpp.
+#include <optional>
+
 #include "cost_model/spec/model_spec.hpp"
 #include "cost_model/spec/parallel_spec.hpp"
 
@@ -26,9 +28,12 @@ namespace zeropp {
 // The model as one CP rank sees its token-wise work: seq_len / cp tokens per sequence (the model itself when cp
 // is 1). Its attention work is NOT that of the shorter sequence: see attention_share.
 ModelSpec cp_rank_model(const ModelSpec& model, int cp);
-// The same without a copy when cp is 1 (`model` itself); otherwise `copy` holds it. For the closed forms, which
-// ask for it in every plan evaluation of a search.
-const ModelSpec& cp_rank_model(const ModelSpec& model, int cp, ModelSpec& copy);
+// The same without a copy when cp is 1 (`model` itself, `copy` left empty: not even a ModelSpec constructed);
+// otherwise `copy` holds it. For the closed forms, which ask for it in every plan evaluation of a search.
+inline const ModelSpec& cp_rank_model(const ModelSpec& model, int cp, std::optional<ModelSpec>& copy) {
+  if (cp <= 1) return model;
+  return copy.emplace(cp_rank_model(model, cp));
+}
 
 // The rules a plan with cp > 1 obeys (SpecError naming parallel.cp, one line): flash attention; ring: seq_len
 // divisible by 2*cp (two load-balanced chunks per rank); ulysses: seq_len divisible by cp, and cp dividing the

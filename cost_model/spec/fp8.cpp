@@ -8,10 +8,6 @@
 
 namespace zeropp {
 
-Fp8Recipe default_fp8_recipe(Framework framework) {
-  return framework == Framework::fsdp2 ? Fp8Recipe::torchao_tensorwise : Fp8Recipe::te_delayed;
-}
-
 std::string fp8_recipe_unavailable(Framework framework, Fp8Recipe recipe) {
   const bool torchao = recipe == Fp8Recipe::torchao_tensorwise || recipe == Fp8Recipe::torchao_rowwise;
   if (torchao && framework != Framework::fsdp2)
@@ -19,11 +15,6 @@ std::string fp8_recipe_unavailable(Framework framework, Fp8Recipe recipe) {
                        "trains with TransformerEngine layers (te_delayed or te_current)",
                        to_string(framework));
   return "";
-}
-
-std::optional<Fp8Recipe> fp8_recipe_of(const ParallelSpec& p) {
-  if (!p.fp8) return std::nullopt;
-  return p.fp8_recipe.value_or(default_fp8_recipe(framework_of(p)));
 }
 
 Fp8RecipeTraits fp8_traits(Fp8Recipe recipe) {

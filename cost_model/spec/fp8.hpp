@@ -46,17 +46,25 @@
 
 #include "cost_model/spec/cluster_spec.hpp"
 #include "cost_model/spec/parallel_spec.hpp"
+#include "cost_model/spec/strategy.hpp"
 
 namespace zeropp {
 
 // TransformerEngine's DelayedScaling default amax_history_len (transformer_engine/common/recipe/__init__.py).
 inline constexpr int kTeAmaxHistoryLen = 1024;
 
-Fp8Recipe default_fp8_recipe(Framework framework);
+inline Fp8Recipe default_fp8_recipe(Framework framework) {
+  return framework == Framework::fsdp2 ? Fp8Recipe::torchao_tensorwise : Fp8Recipe::te_delayed;
+}
 // Why `framework` cannot run `recipe` ("" when it can).
 std::string fp8_recipe_unavailable(Framework framework, Fp8Recipe recipe);
-// The recipe a plan trains with: none without FP8, else its own or its framework's default.
-std::optional<Fp8Recipe> fp8_recipe_of(const ParallelSpec& p);
+// The recipe a plan trains with: none without FP8, else its own or its framework's default. Inline: the closed
+// form asks it several times per plan, and an out-of-line std::optional<enum> return goes through memory (a
+// one-byte store read back as eight: a store-forwarding stall on every call).
+inline std::optional<Fp8Recipe> fp8_recipe_of(const ParallelSpec& p) {
+  if (!p.fp8) return std::nullopt;
+  return p.fp8_recipe.value_or(default_fp8_recipe(framework_of(p)));
+}
 
 // What the cost model prices per recipe (analytic/fp8_cost.hpp).
 struct Fp8RecipeTraits {

@@ -38,14 +38,30 @@ struct ModelSpec {
   double rope_theta_or_default() const { return rope_theta > 0 ? rope_theta : 10000.0; }
   double rotary_fraction_or_default() const { return rotary_fraction > 0 ? rotary_fraction : 1.0; }
   int head_dim() const { return hidden / heads; }
-  int ffn() const;  // resolved ffn hidden size (applies the defaults above)
+  // Resolved ffn hidden size (applies the defaults above). Inline, as attention_kind: the closed form asks them
+  // in every formula of a plan evaluation. An explicit ffn_hidden always wins. Otherwise GPT's 4h for a GELU MLP,
+  // and for SwiGLU the rule of Meta's reference code (llama/model.py, FeedForward): 2/3 of 4h, so the three SwiGLU
+  // matrices hold as many parameters as two 4h ones, truncated to an integer and rounded up to a multiple of 256
+  // (Llama-2-7B: 4096 -> 11008). Llama-2-70B also scales by ffn_dim_multiplier=1.3 and rounds to 4096 (-> 28672),
+  // so its config states it.
+  int ffn() const {
+    if (ffn_hidden > 0) return ffn_hidden;
+    const long long four_h = 4LL * hidden;
+    if (mlp == MlpKind::gelu) return static_cast<int>(four_h);
+    constexpr long long kMultipleOf = 256;
+    const long long two_thirds = 2 * four_h / 3;
+    return static_cast<int>((two_thirds + kMultipleOf - 1) / kMultipleOf * kMultipleOf);
+  }
   // Dropout (attention probabilities, after the attention and MLP outputs, after the embedding): as stated, else
   // it follows the MLP kind as the biases do: GPT (gelu) has it, Llama (swiglu) has none. Stated for a GELU model
   // trained without dropout (Pythia / GPT-NeoX: HuggingFace configs with hidden_dropout 0).
   bool has_dropout() const { return dropout ? *dropout : mlp == MlpKind::gelu; }
   // The attention kernel: as stated, else unfused for a model with dropout (the GPT-3-era layers Megatron ran
   // unfused) and flash for one without (Llama-style layers, trained with FlashAttention).
-  AttentionKind attention_kind() const;
+  AttentionKind attention_kind() const {
+    if (attention) return *attention;
+    return has_dropout() ? AttentionKind::unfused : AttentionKind::flash;
+  }
 
   friend bool operator==(const ModelSpec&, const ModelSpec&) = default;
 };

@@ -16,30 +16,16 @@ bool in_mask(GridMask mask, int d) { return (mask >> d) & 1u; }
 
 }  // namespace
 
-RankGrid::RankGrid(int tp, int cp, int z, int dp_shard, int dp, int pp) : size_{tp, cp, z, dp_shard, dp, pp} {
-  long long world = 1;
-  for (int d = 0; d < kGridDims; ++d) {
-    const int n = size_[static_cast<std::size_t>(d)];
-    if (n < 1) throw std::invalid_argument(fmt::format("rank grid: {}={} must be >= 1", kNames[d], n));
-    stride_[static_cast<std::size_t>(d)] = static_cast<int>(world);
-    world *= n;
-    if (world > (1LL << 30)) throw std::invalid_argument(fmt::format("rank grid: world {} too large", world));
-  }
-  world_ = static_cast<int>(world);
+void RankGrid::bad_size(int dim, int n) {
+  throw std::invalid_argument(fmt::format("rank grid: {}={} must be >= 1", kNames[static_cast<std::size_t>(dim)], n));
 }
 
-RankGrid RankGrid::of(const ParallelSpec& p) {
-  const int shard = p.strategy == Strategy::zero3 ? dp_shard_of(p) : 1;
-  if (shard < 1 || p.dp % shard != 0)
-    throw std::invalid_argument(fmt::format("rank grid: dp_shard={} does not divide dp={}", shard, p.dp));
-  return RankGrid(p.tp, p.cp, p.z, shard, p.dp / shard, p.pp);
+void RankGrid::too_large(long long world) {
+  throw std::invalid_argument(fmt::format("rank grid: world {} too large", world));
 }
 
-int RankGrid::size(GridMask mask) const {
-  int n = 1;
-  for (int d = 0; d < kGridDims; ++d)
-    if (in_mask(mask, d)) n *= size_[static_cast<std::size_t>(d)];
-  return n;
+void RankGrid::bad_shard(int shard, int dp) {
+  throw std::invalid_argument(fmt::format("rank grid: dp_shard={} does not divide dp={}", shard, dp));
 }
 
 GridCoords RankGrid::coords(int rank) const {
@@ -107,18 +93,6 @@ int RankGrid::index(GridMask mask, int rank) const {
     scale *= size_[d];
   }
   return index;
-}
-
-GridGroup RankGrid::group(GridMask mask) const {
-  const int n = size(mask);
-  if (n == 1) return GridGroup{};
-  int outer = 0;
-  for (int d = 0; d < kGridDims; ++d)
-    if (in_mask(mask, d) && size_[static_cast<std::size_t>(d)] > 1) outer = d;
-  const auto o = static_cast<std::size_t>(outer);
-  // size_[o] * stride_[o] is the block the group occupies; it is a multiple of n (every masked dimension's size
-  // divides it), so the stride is whole.
-  return GridGroup{n, size_[o] * stride_[o] / n};
 }
 
 }  // namespace zeropp

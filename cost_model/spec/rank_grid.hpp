@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "cost_model/spec/parallel_spec.hpp"
+#include "cost_model/spec/strategy.hpp"
 
 namespace zeropp {
 
@@ -72,14 +73,34 @@ struct GridCoords {
 class RankGrid {
  public:
   // Sizes of the dimensions, each >= 1 (std::invalid_argument otherwise).
-  RankGrid(int tp, int cp, int z, int dp_shard, int dp, int pp);
+  // Inline, as of() and group(): a plan evaluation builds a grid for every group it prices.
+  RankGrid(int tp, int cp, int z, int dp_shard, int dp, int pp) : size_{tp, cp, z, dp_shard, dp, pp} {
+    long long world = 1;
+    for (std::size_t d = 0; d < kGridDims; ++d) {
+      const int n = size_[d];
+      if (n < 1) bad_size(static_cast<int>(d), n);
+      stride_[d] = static_cast<int>(world);
+      world *= n;
+      if (world > (1LL << 30)) too_large(world);
+    }
+    world_ = static_cast<int>(world);
+  }
   // The grid of a plan: dp_shard = spec/strategy.hpp's dp_shard_of for zero3 (whose shard group is z*cp*dp_shard),
   // 1 for the other strategies; the replicas dp/dp_shard.
-  static RankGrid of(const ParallelSpec&);
+  static RankGrid of(const ParallelSpec& p) {
+    const int shard = p.strategy == Strategy::zero3 ? dp_shard_of(p) : 1;
+    if (shard < 1 || p.dp % shard != 0) bad_shard(shard, p.dp);
+    return RankGrid(p.tp, p.cp, p.z, shard, p.dp / shard, p.pp);
+  }
 
   int size(GridDim d) const { return size_[static_cast<std::size_t>(d)]; }
   int stride(GridDim d) const { return stride_[static_cast<std::size_t>(d)]; }
-  int size(GridMask) const;  // product of the sizes
+  int size(GridMask mask) const {  // product of the sizes
+    int n = 1;
+    for (std::size_t d = 0; d < kGridDims; ++d)
+      if ((mask >> d) & 1u) n *= size_[d];
+    return n;
+  }
   int world() const { return world_; }
 
   GridCoords coords(int rank) const;  // std::out_of_range outside [0, world)
@@ -94,9 +115,23 @@ class RankGrid {
   int color(GridMask mask, int rank) const;
   int index(GridMask mask, int rank) const;
   // The link model's view of a group over `mask` (GridGroup above); {1, 1} when it has one rank.
-  GridGroup group(GridMask mask) const;
+  GridGroup group(GridMask mask) const {
+    const int n = size(mask);
+    if (n == 1) return GridGroup{};
+    std::size_t outer = 0;
+    for (std::size_t d = 0; d < kGridDims; ++d)
+      if (((mask >> d) & 1u) && size_[d] > 1) outer = d;
+    // size_[outer] * stride_[outer] is the block the group occupies; it is a multiple of n (every masked
+    // dimension's size divides it), so the stride is whole.
+    return GridGroup{n, size_[outer] * stride_[outer] / n};
+  }
 
  private:
+  // The errors of the constructor and of(), out of line (std::invalid_argument).
+  [[noreturn]] static void bad_size(int dim, int n);
+  [[noreturn]] static void too_large(long long world);
+  [[noreturn]] static void bad_shard(int shard, int dp);
+
   std::array<int, kGridDims> size_{}, stride_{};
   int world_ = 1;
 };

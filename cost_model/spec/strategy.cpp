@@ -108,15 +108,15 @@ void validate_fsdp(const ParallelSpec& p, const std::string& field) {
 
 }  // namespace
 
-const StrategyTraits& traits(Strategy s) {
-  // Built at compile time: no initialisation guard on a path every plan evaluation takes many times.
-  static constexpr StrategyTraits table[] = {make_traits(Strategy::three_d),  make_traits(Strategy::zero3),
-                                             make_traits(Strategy::pp_zero1), make_traits(Strategy::zero3_pp),
-                                             make_traits(Strategy::zeropp_a), make_traits(Strategy::zeropp_b)};
-  static_assert(static_cast<int>(Strategy::zeropp_b) == 5, "one row per Strategy, in enum order");
-  const int i = static_cast<int>(s);
-  if (i < 0 || i > 5) throw SpecError("parallel.strategy", fmt::format("invalid strategy value {}", i));
-  return table[i];
+// Built at compile time (constant initialisation): no initialisation guard on a path every plan evaluation takes
+// many times.
+constexpr StrategyTraits kStrategyTraits[6] = {make_traits(Strategy::three_d),  make_traits(Strategy::zero3),
+                                               make_traits(Strategy::pp_zero1), make_traits(Strategy::zero3_pp),
+                                               make_traits(Strategy::zeropp_a), make_traits(Strategy::zeropp_b)};
+static_assert(static_cast<int>(Strategy::zeropp_b) == 5, "one row per Strategy, in enum order");
+
+void invalid_strategy(Strategy s) {
+  throw SpecError("parallel.strategy", fmt::format("invalid strategy value {}", static_cast<int>(s)));
 }
 
 ScheduleKind default_schedule(Strategy s, int v) {

@@ -75,7 +75,14 @@ struct StrategyTraits {
   const char* zero_stage_rule = "";  // why other stages are refused (for the error message)
 };
 
-const StrategyTraits& traits(Strategy);
+// One row per Strategy, in enum order (strategy.cpp). traits() is inline: every plan evaluation asks it often.
+extern const StrategyTraits kStrategyTraits[6];
+[[noreturn]] void invalid_strategy(Strategy);  // throws SpecError
+inline const StrategyTraits& traits(Strategy s) {
+  const int i = static_cast<int>(s);
+  if (i < 0 || i > 5) invalid_strategy(s);
+  return kStrategyTraits[i];
+}
 
 inline bool is_zeropp(Strategy s) { return traits(s).zeropp; }
 // Parameters live ZeRO-3-sharded and are gathered for use (zero3, zero3_pp, zeropp_a, zeropp_b).

@@ -79,7 +79,25 @@ def read_run(path):
         fail(f"{tarball}: not a readable tar.gz ({e})")
     if os.path.isdir(path) and os.path.isfile(os.path.join(path, "run.log")):
         files["run.log"] = open(os.path.join(path, "run.log"), "rb").read()
-    return files
+    return scrub_paths(files)
+
+
+def scrub_paths(files):
+    """The call's files with the device's own folders written as <repo> and <work>: what is committed names no
+    machine's paths. env.json says where the checkout and the work folder were (run.sh since 2026-11-27); a call
+    without them ran where this checkout is (the device tool copies it to the same path) in run.sh's default
+    work folder."""
+    try:
+        env = json.loads(files.get("env.json", b"{}"))
+    except ValueError:
+        env = {}
+    roots = [(env.get("repo_root") or REPO, "<repo>"), (env.get("work") or "/tmp/zeropp-device", "<work>")]
+    out = {}
+    for name, data in files.items():
+        for path, tag in roots:
+            data = data.replace(path.rstrip("/").encode(), tag.encode())
+        out[name] = data
+    return out
 
 
 # The files each step of scripts/device/run.sh writes (besides its <step>.log), to merge several calls step by step.
@@ -329,8 +347,7 @@ def main():
         "package": {k: (env.get("package") or {}).get(k) for k in ("commit", "built", "build", "requires")},
         "libraries": (json_of(files, "libs.json") or {}).get("found"),
         "steps": summary.get("steps"),
-        "calls": [{"call": i + 1, "source": os.path.abspath(r), "steps": st}
-                  for i, (r, st) in enumerate(zip(args.runs, call_steps))],
+        "calls": [{"call": i + 1, "steps": st} for i, st in enumerate(call_steps)],
         "step_from_call": {s: i + 1 for s, i in step_call.items()},
     }
     with open(os.path.join(dest, "machine.json"), "w") as f:

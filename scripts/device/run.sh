@@ -135,6 +135,7 @@ def run(cmd):
     except Exception as e:
         return f"error: {e}"
 env = {"schema": 1, "time_unix": time.time(), "host": platform.node(), "kernel": platform.release(),
+       "repo_root": os.environ["src"], "work": os.environ["work"],
        "cpu": run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"]).strip(), "cpus": os.cpu_count(),
        "glibc": platform.libc_ver()[1], "python": platform.python_version(),
        "nvcc": run(["sh", "-c", "nvcc --version 2>/dev/null | tail -2 | head -1"]),

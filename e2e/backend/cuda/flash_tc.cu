@@ -27,6 +27,7 @@
 
 #include "cuda_util/check.hpp"
 #include "e2e/backend/cuda/flash_shape.cuh"
+#include "e2e/backend/cuda/warp_reduce.cuh"
 
 namespace zeropp::e2e::cuda {
 namespace {
@@ -82,15 +83,6 @@ struct Carve {
     return r;
   }
 };
-
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int o = kWarp / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ __forceinline__ float warp_max(float v) {
-  for (int o = kWarp / 2; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
 
 // Stages rows r0 .. r0 + kTile - 1 of a bf16 matrix with row stride ld (elements), columns col .. col + hs - 1, into
 // dst[kTile][hs + kPadBf16]; rows at or past `rows` become zeros. 16-byte copies: hs % 16 == 0, ld and col are

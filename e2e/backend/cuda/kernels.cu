@@ -4,6 +4,7 @@
 #include "e2e/backend/cuda/kernels.cuh"
 
 #include "e2e/backend/cuda/flash_shape.cuh"
+#include "e2e/backend/cuda/warp_reduce.cuh"
 #include "e2e/backend/cuda/flash_tc.cuh"
 
 #include <cmath>
@@ -32,15 +33,6 @@ __device__ __forceinline__ float from_f<float>(float x) {
 template <>
 __device__ __forceinline__ bf16 from_f<bf16>(float x) {
   return __float2bfloat16(x);
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int o = kWarp / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ __forceinline__ float warp_max(float v) {
-  for (int o = kWarp / 2; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
 }
 
 // Reduction over a block of kThreads threads; every thread gets the result. `shared` holds kThreads/32 floats.

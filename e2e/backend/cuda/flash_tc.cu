@@ -95,15 +95,54 @@ __device__ __forceinline__ float warp_max(float v) {
 // Stages rows r0 .. r0 + kTile - 1 of a bf16 matrix with row stride ld (elements), columns col .. col + hs - 1, into
 // dst[kTile][hs + kPadBf16]; rows at or past `rows` become zeros. 16-byte copies: hs % 16 == 0, ld and col are
 // multiples of hs (so of 8 elements) and the launcher checked that the base pointer is 16-byte aligned.
-__device__ void stage(bf16* dst, const bf16* src, std::int64_t ld, int col, int r0, int rows, int hs) {
-  const int vecs = hs / 8;
+// Each thread issues all its loads before its first store: the compiler may not move a global load above an
+// earlier shared-memory store (it cannot prove they do not alias), so a load-store loop pays one memory latency per
+// 16 bytes; on the H100 that kept the first version of these kernels at 21-28 TFLOP/s (results/measured/
+// h100-80gb-hbm3, attention/trainer/bf16/flash/*).
+constexpr int kStageVecs = kTile * (kFlashTcMaxHead / 8) / kThreads;  // 16-byte pieces per thread at hs 128: 8
+static_assert(kStageVecs * kThreads == kTile * (kFlashTcMaxHead / 8), "the pieces of a tile cover it exactly");
+
+// One tile's part of a staging: where it comes from and where it goes.
+struct StageTile {
+  bf16* dst;
+  const bf16* src;
+  std::int64_t ld;
+  int col;
+};
+
+// Stages Tiles tiles (rows r0 .. r0 + kTile - 1 of each) with all of this thread's loads of all of them issued
+// before its first store.
+template <int Tiles>
+__device__ void stage_tiles(const StageTile (&tiles)[Tiles], int r0, int rows, int hs) {
+  const int vecs = hs / 8, n = kTile * vecs;
   const int ldt = hs + kPadBf16;
-  for (int idx = threadIdx.x; idx < kTile * vecs; idx += blockDim.x) {
-    const int rr = idx / vecs, c = (idx % vecs) * 8, r = r0 + rr;
-    uint4 v = make_uint4(0u, 0u, 0u, 0u);
-    if (r < rows) v = *reinterpret_cast<const uint4*>(src + std::int64_t{r} * ld + col + c);
-    *reinterpret_cast<uint4*>(dst + rr * ldt + c) = v;
-  }
+  uint4 v[Tiles][kStageVecs];
+#pragma unroll
+  for (int k = 0; k < Tiles; ++k)
+#pragma unroll
+    for (int i = 0; i < kStageVecs; ++i) {
+      const int idx = static_cast<int>(threadIdx.x) + i * kThreads;
+      const int r = r0 + idx / vecs;
+      v[k][i] = make_uint4(0u, 0u, 0u, 0u);
+      if (idx < n && r < rows)
+        v[k][i] = *reinterpret_cast<const uint4*>(tiles[k].src + std::int64_t{r} * tiles[k].ld + tiles[k].col +
+                                                  (idx % vecs) * 8);
+    }
+#pragma unroll
+  for (int k = 0; k < Tiles; ++k)
+#pragma unroll
+    for (int i = 0; i < kStageVecs; ++i) {
+      const int idx = static_cast<int>(threadIdx.x) + i * kThreads;
+      if (idx < n) *reinterpret_cast<uint4*>(tiles[k].dst + (idx / vecs) * ldt + (idx % vecs) * 8) = v[k][i];
+    }
+}
+
+__device__ void stage(bf16* dst, const bf16* src, std::int64_t ld, int col, int r0, int rows, int hs) {
+  stage_tiles<1>({{dst, src, ld, col}}, r0, rows, hs);
+}
+// Two tiles of the same rows at once (16 loads in flight per thread): K and V, or Q and dO.
+__device__ void stage2(const StageTile& a, const StageTile& b, int r0, int rows, int hs) {
+  stage_tiles<2>({a, b}, r0, rows, hs);
 }
 
 // rows r0 .. r0 + kTile - 1 of an fp32 vector (zeros past `rows`) into dst[kTile].
@@ -217,8 +256,7 @@ __global__ void __launch_bounds__(kThreads)
   const int last = min(T - 1, q0 + kTile - 1);  // the last key any row of the block sees
   for (int k0 = 0; k0 <= last; k0 += kTile) {
     __syncthreads();  // the previous K, V tiles are consumed (the first time: qs, os are written)
-    stage(ks, base, W, sh.k_col(kvh), k0, T, hs);
-    stage(vs, base, W, sh.v_col(kvh), k0, T, hs);
+    stage2({ks, base, W, sh.k_col(kvh)}, {vs, base, W, sh.v_col(kvh)}, k0, T, hs);
     __syncthreads();
     float* s_w = ss + warp * kFrag * kLdS;
     bf16* p_w = ps + warp * kFrag * kLdP;
@@ -290,8 +328,7 @@ __global__ void __launch_bounds__(kThreads)
   const int b = blockIdx.y / sh.NH, h = blockIdx.y % sh.NH, kvh = h / (sh.NH / sh.KVH);
   const bf16* base = qkv + std::int64_t{b} * T * W;
   const std::int64_t rows_bh = (std::int64_t{b} * sh.NH + h) * T;  // lse, delta of (b, h)
-  stage(qs, base, W, sh.q_col(h), q0, T, hs);
-  stage(gs, dout + std::int64_t{b} * T * C, C, h * hs, q0, T, hs);
+  stage2({qs, base, W, sh.q_col(h)}, {gs, dout + std::int64_t{b} * T * C, C, h * hs}, q0, T, hs);
   stage_vec(lse_s, lse + rows_bh, q0, T);
   stage_vec(delta_s, delta + rows_bh, q0, T);
   AccRegs dq;
@@ -302,8 +339,7 @@ __global__ void __launch_bounds__(kThreads)
   const int last = min(T - 1, q0 + kTile - 1);
   for (int k0 = 0; k0 <= last; k0 += kTile) {
     __syncthreads();
-    stage(ks, base, W, sh.k_col(kvh), k0, T, hs);
-    stage(vs, base, W, sh.v_col(kvh), k0, T, hs);
+    stage2({ks, base, W, sh.k_col(kvh)}, {vs, base, W, sh.v_col(kvh)}, k0, T, hs);
     __syncthreads();
     scores_abt(s_w, qs + warp * kFrag * ldt, ldt, ks, ldt, hs);   // S = Q K^T
     scores_abt(dp_w, gs + warp * kFrag * ldt, ldt, vs, ldt, hs);  // dP = dO V^T
@@ -359,8 +395,7 @@ __global__ void __launch_bounds__(kThreads)
   const int b = blockIdx.y / sh.KVH, kvh = blockIdx.y % sh.KVH;
   const bf16* base = qkv + std::int64_t{b} * T * W;
   const bf16* gbase = dout + std::int64_t{b} * T * C;
-  stage(ks, base, W, sh.k_col(kvh), j0, T, hs);
-  stage(vs, base, W, sh.v_col(kvh), j0, T, hs);
+  stage2({ks, base, W, sh.k_col(kvh)}, {vs, base, W, sh.v_col(kvh)}, j0, T, hs);
   AccRegs dk, dv;
   zero_regs(dk);
   zero_regs(dv);

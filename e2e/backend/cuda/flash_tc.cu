@@ -65,11 +65,12 @@ struct Smem {
   static constexpr std::size_t probs = std::size_t{kTile} * kLdP * sizeof(bf16);
   static constexpr std::size_t rowvec = std::size_t{kTile} * sizeof(float);
   __host__ __device__ std::size_t forward() const { return 3 * tile() + scores + probs + acc(); }
-  // The backward kernels keep their sums in registers; the two score arrays double as the place the final sums
-  // pass through on their way out (16 rows x hs per warp), so that region is the larger of the two uses.
+  // The backward kernels keep their sums in registers. dq's two score arrays double as the place its final sums
+  // pass through on their way out (16 rows x hs per warp), so that region is the larger of the two uses; dk/dv
+  // has one score array and writes out 16 columns at a time.
   __host__ __device__ std::size_t scores_or_acc() const { return 2 * scores > acc() ? 2 * scores : acc(); }
   __host__ __device__ std::size_t dq() const { return 4 * tile() + scores_or_acc() + probs + 2 * rowvec; }
-  __host__ __device__ std::size_t dkv() const { return 4 * tile() + scores_or_acc() + 2 * probs + 2 * rowvec; }
+  __host__ __device__ std::size_t dkv() const { return 4 * tile() + scores + 2 * probs + 2 * rowvec; }
 };
 
 // Hands out consecutive pieces of the dynamic shared memory.
@@ -370,8 +371,10 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // dk, dv: grid (ceil(T / kTile), B * KVH), key rows j0 .. j0 + 63 of key/value head kvh, summed over the query
-// heads of its group and the query tiles at or below the diagonal: S^T = K Q^T, dP^T = V dO^T,
-// P^T = exp(scale S^T - lse), dS^T = P^T (dP^T - delta), dV += P^T dO, dK += dS^T Q; finally dk = scale dK.
+// heads of its group and the query tiles at or below the diagonal: S^T = K Q^T, P^T = exp(scale S^T - lse),
+// dP^T = V dO^T, dS^T = P^T (dP^T - delta), dV += P^T dO, dK += dS^T Q; finally dk = scale dK. S^T and dP^T take
+// turns in one score array (P^T is kept as the bf16 that dV uses, and dS^T is computed from that P^T), so the
+// kernel fits 2 blocks per SM at hs 128 (103.5 KB of shared memory).
 __global__ void __launch_bounds__(kThreads)
     flash_tc_dkv_kernel(bf16* dqkv, const float* delta, const bf16* dout, const float* lse, const bf16* qkv, Shape sh,
                         float scale) {
@@ -381,16 +384,14 @@ __global__ void __launch_bounds__(kThreads)
   bf16* ks = cv.take<bf16>(L.tile());
   bf16* vs = cv.take<bf16>(L.tile());
   bf16* qs = cv.take<bf16>(L.tile());
-  bf16* gs = cv.take<bf16>(L.tile());  // dO
-  float* scratch = cv.take<float>(L.scores_or_acc());
-  float* sts = scratch;                  // S^T  [kTile][kLdS]
-  float* dpts = scratch + kTile * kLdS;  // dP^T [kTile][kLdS]
+  bf16* gs = cv.take<bf16>(L.tile());         // dO
+  float* sts = cv.take<float>(Smem::scores);  // S^T, then dP^T [kTile][kLdS]
   bf16* pts = cv.take<bf16>(Smem::probs);
   bf16* dsts = cv.take<bf16>(Smem::probs);
   float* lse_s = cv.take<float>(Smem::rowvec);
   float* delta_s = cv.take<float>(Smem::rowvec);
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  const int T = sh.T, hs = sh.hs, W = sh.W(), C = sh.C(), ldt = L.ldt(), ldo = L.ldo(), group = sh.NH / sh.KVH;
+  const int T = sh.T, hs = sh.hs, W = sh.W(), C = sh.C(), ldt = L.ldt(), group = sh.NH / sh.KVH;
   const int j0 = blockIdx.x * kTile;  // the first key tiles see the most query tiles: lowest indices start first
   const int b = blockIdx.y / sh.KVH, kvh = blockIdx.y % sh.KVH;
   const bf16* base = qkv + std::int64_t{b} * T * W;
@@ -399,8 +400,7 @@ __global__ void __launch_bounds__(kThreads)
   AccRegs dk, dv;
   zero_regs(dk);
   zero_regs(dv);
-  float* st_w = sts + warp * kFrag * kLdS;
-  float* dpt_w = dpts + warp * kFrag * kLdS;
+  float* st_w = sts + warp * kFrag * kLdS;  // the warp's 16 rows: only this warp reads or writes them
   bf16* pt_w = pts + warp * kFrag * kLdP;
   bf16* dst_w = dsts + warp * kFrag * kLdP;
   for (int g = 0; g < group; ++g) {
@@ -413,18 +413,23 @@ __global__ void __launch_bounds__(kThreads)
       stage_vec(lse_s, lse + rows_bh, i0, T);
       stage_vec(delta_s, delta + rows_bh, i0, T);
       __syncthreads();
-      scores_abt(st_w, ks + warp * kFrag * ldt, ldt, qs, ldt, hs);   // S^T = K Q^T
-      scores_abt(dpt_w, vs + warp * kFrag * ldt, ldt, gs, ldt, hs);  // dP^T = V dO^T
+      scores_abt(st_w, ks + warp * kFrag * ldt, ldt, qs, ldt, hs);  // S^T = K Q^T
       __syncwarp();
       for (int idx = lane; idx < kFrag * kTile; idx += kWarp) {
         const int r = idx / kTile, c = idx % kTile;
         const int j = j0 + warp * kFrag + r, t = i0 + c;
-        float p = 0.0f, ds = 0.0f;
-        if (t >= j && t < T) {  // t < T and j <= t imply j < T
-          p = expf(scale * st_w[r * kLdS + c] - lse_s[c]);
-          ds = p * (dpt_w[r * kLdS + c] - delta_s[c]);
-        }
+        // t < T and j <= t imply j < T; masked and padded entries are exactly 0
+        const float p = t >= j && t < T ? expf(scale * st_w[r * kLdS + c] - lse_s[c]) : 0.0f;
         pt_w[r * kLdP + c] = __float2bfloat16(p);
+      }
+      __syncwarp();                                                 // S^T is consumed before dP^T replaces it
+      scores_abt(st_w, vs + warp * kFrag * ldt, ldt, gs, ldt, hs);  // dP^T = V dO^T
+      __syncwarp();
+      for (int idx = lane; idx < kFrag * kTile; idx += kWarp) {
+        const int r = idx / kTile, c = idx % kTile;
+        const int j = j0 + warp * kFrag + r, t = i0 + c;
+        const float p = __bfloat162float(pt_w[r * kLdP + c]);
+        const float ds = t >= j && t < T ? p * (st_w[r * kLdS + c] - delta_s[c]) : 0.0f;
         dst_w[r * kLdP + c] = __float2bfloat16(ds);
       }
       __syncwarp();
@@ -432,19 +437,21 @@ __global__ void __launch_bounds__(kThreads)
       accumulate_px_regs(dk, dst_w, qs, ldt, hs);  // dK += dS^T Q
     }
   }
-  __syncthreads();  // every warp is done with the scores: their region now takes the sums (other warps' rows too)
-  float* acc_w = scratch + warp * kFrag * ldo;
-  // dk (times the softmax scale), then dv, through the same 16 rows of the scratch.
+  // Out 16 columns at a time through the warp's own score rows (16 x 16 fp32 of its 16 x 68).
   auto write = [&](const AccRegs& acc, int col0, float mul) {
-    store_regs(acc_w, ldo, acc, hs);
-    __syncwarp();
-    for (int r = 0; r < kFrag; ++r) {
-      const int j = j0 + warp * kFrag + r;
-      if (j >= T) break;
-      bf16* row = dqkv + (std::int64_t{b} * T + j) * W + col0;
-      for (int d = lane; d < hs; d += kWarp) row[d] = __float2bfloat16(mul * acc_w[r * ldo + d]);
+#pragma unroll
+    for (int n = 0; n < kMaxFrags; ++n) {
+      if (n * kFrag < hs) {
+        __syncwarp();  // the previous 16 columns are read
+        wmma::store_matrix_sync(st_w, acc[n], kLdS, wmma::mem_row_major);
+        __syncwarp();
+        for (int e = lane; e < kFrag * kFrag; e += kWarp) {
+          const int r = e / kFrag, c = e % kFrag, j = j0 + warp * kFrag + r;
+          if (j < T)
+            dqkv[(std::int64_t{b} * T + j) * W + col0 + n * kFrag + c] = __float2bfloat16(mul * st_w[r * kLdS + c]);
+        }
+      }
     }
-    __syncwarp();  // the rows are read before the next call overwrites them
   };
   write(dk, sh.k_col(kvh), scale);
   write(dv, sh.v_col(kvh), 1.0f);

@@ -38,9 +38,8 @@ double fp8_gemm_time(const ClusterSpec& cluster, const Gemm& g) {
   const double rate = cluster.fp8_peak_flops * cluster.gpu->fp8_matmul_efficiency.value *
                       gemm_utilization(cluster, g.m, g.n, g.k, g.count);
   const double compute = g.flops() / rate;
-  const double out_bytes = element_bytes(Dtype::bf16);
-  const double bytes = (kFp8Bytes * (g.m * g.k + g.k * g.n) + out_bytes * g.m * g.n) * g.count;
-  return std::max(compute, memory_time(cluster, bytes));
+  return gemm_roofline(cluster, compute, kFp8Bytes * (g.m * g.k + g.k * g.n) * g.count,
+                       element_bytes(Dtype::bf16) * g.m * g.n * g.count);
 }
 
 double linear_weight_elements(const LayerGemms& g) {

@@ -5,7 +5,10 @@
 // GEMM: a weight GEMM X W (X: m x k, W: k x n, count of them) in FP8, forward, dgrad and wgrad alike:
 //   compute  2mnk count / (fp8 peak x gpu.fp8_matmul_efficiency x utilization) (utilization: op_time.hpp's tile and
 //            wave quantization, the same tiles), memory (mk + kn) x 1 byte + mn x e (bf16 output) over HBM; the
-//            larger of the two. Attention core, norms, embedding and LM head keep their bf16 prices.
+//            larger of the two, with the profile's exposed share of the output store added after it as for bf16
+//            (op_time.hpp's gemm_roofline, gpu.gemm_epilogue_exposed: measured on bf16 GEMMs only, assumed for
+//            FP8 ones, whose kernels write their tile in the same epilogue). Attention core, norms, embedding and
+//            LM head keep their bf16 prices.
 // Casts (memory-bound kernels, priced by op_time.hpp's memory_time), per element of each tensor, e = 2 (bf16):
 //   a = e when the recipe reads the tensor once for its amax before casting (te_current, torchao_*), else 0.
 //   TransformerEngine (te_*): one cast + transpose of X in the forward, of dY in the backward (read e, write the FP8

@@ -61,8 +61,15 @@ double gemm_time(const ClusterSpec& cluster, Dtype dtype, const Gemm& g) {
     return g.flops() / (peak * gemm_efficiency(cluster, dtype, g.flops_each()));
   const double compute =
       g.flops() / (peak * cluster.gpu->matmul_efficiency.value * gemm_utilization(cluster, g.m, g.n, g.k, g.count));
-  const double bytes = element_bytes(dtype) * (g.m * g.k + g.k * g.n + g.m * g.n) * g.count;
-  return std::max(compute, memory_time(cluster, bytes));
+  const double e = element_bytes(dtype) * g.count;
+  return gemm_roofline(cluster, compute, e * (g.m * g.k + g.k * g.n), e * g.m * g.n);
+}
+
+double gemm_roofline(const ClusterSpec& cluster, double compute, double read_bytes, double store_bytes) {
+  const double reads = memory_time(cluster, read_bytes), store = memory_time(cluster, store_bytes);
+  // 0 when unknown: the store overlaps the main loop as the reads do.
+  const double exposed = cluster.gpu ? cluster.gpu->gemm_epilogue_exposed.value : 0;
+  return std::max(compute, reads + (1 - exposed) * store) + exposed * store;
 }
 
 double memory_time(const ClusterSpec& cluster, double bytes) {

@@ -13,7 +13,11 @@
 //             fewer tiles than SMs is split along k (split-K, slices of at least 256) to fill the waves;
 //   memory    e (mk + kn + mn) count / (HBM bandwidth x hbm_efficiency): a GEMM cannot beat reading its operands
 //             and writing its output once (the roofline: small-k GEMMs of tensor-parallel shards are bound here);
-//   time      the larger of the two.
+//   time      the larger of the two; where the profile says a share x of the output store is exposed
+//             (gpu.gemm_epilogue_exposed: the epilogue writes a tile after its main loop), the larger of compute
+//             and the reads with the rest of the store, plus x of the store: max(compute, reads + (1 - x) store)
+//             + x store. On the H100 measurement (results/measured/h100-80gb-hbm3, 433 GEMM shapes) GEMMs of
+//             small k (512-1280) take their compute plus their store, not the larger of the two.
 // matmul_efficiency is the largest rate a matmul sweep reaches (MAMF: it already includes the clock the GPU holds
 // at its power limit), so a well-shaped large GEMM runs at it and a badly shaped one below.
 // A calibrated gemm_table for the dtype (measured on the machine) takes precedence over the operation table.
@@ -33,6 +37,10 @@ bool gemm_traffic_priced(const ClusterSpec& cluster, Dtype dtype);
 
 // Seconds of the GEMM g (all g.count of them) in `dtype`.
 double gemm_time(const ClusterSpec& cluster, Dtype dtype, const Gemm& g);
+
+// Seconds of a GEMM whose main loop computes for `compute` seconds, reading `read_bytes` of operands and storing
+// `store_bytes` of output: the roofline above, with the profile's exposed share of the store (gemm_epilogue_exposed).
+double gemm_roofline(const ClusterSpec& cluster, double compute, double read_bytes, double store_bytes);
 
 // Seconds a memory-bound kernel takes to read and write `bytes`: at memory_bandwidth x hbm_efficiency; 0 when the
 // profile does not know its HBM bandwidth.

@@ -25,7 +25,7 @@ struct EntryRule {
 };
 
 constexpr NumberRange kFraction{1e-6, 1, false};
-constexpr std::array<EntryRule, 9> kEntries{{
+constexpr std::array<EntryRule, 10> kEntries{{
     {"sm_count", &GpuOps::sm_count, {1, 1e5, false}},
     {"compute_capability", &GpuOps::compute_capability, {1, 100, false}},
     {"nccl_contention", &GpuOps::nccl_contention, kFraction},
@@ -33,6 +33,7 @@ constexpr std::array<EntryRule, 9> kEntries{{
     {"fp8_matmul_efficiency", &GpuOps::fp8_matmul_efficiency, kFraction},
     {"gemm_tile_rows", &GpuOps::gemm_tile_rows, {1, 4096, false}},
     {"gemm_tile_cols", &GpuOps::gemm_tile_cols, {1, 4096, false}},
+    {"gemm_epilogue_exposed", &GpuOps::gemm_epilogue_exposed, kFraction},
     {"hbm_efficiency", &GpuOps::hbm_efficiency, kFraction},
     {"power_limit_w", &GpuOps::power_limit_w, {1, 1e6, false}},
 }};
@@ -49,12 +50,17 @@ OpEntry entry_from_json(const nlohmann::json& j, const std::string& path) {
   return e;
 }
 
-std::vector<AttentionPoint> attention_points_from_json(const nlohmann::json& j, const std::string& list) {
+// A point without its own "provenance" has its table's (`table`).
+std::vector<AttentionPoint> attention_points_from_json(const nlohmann::json& j, const std::string& list,
+                                                       Provenance table) {
   detail::expect_array(j, list);
   std::vector<AttentionPoint> out;
   for (std::size_t i = 0; i < j.size(); ++i) {
-    const detail::Fields p(j[i], fmt::format("{}[{}]", list, i), {"head_dim", "seq_len", "causal", "tflops"});
-    out.push_back({p.number("head_dim"), p.number("seq_len"), p.boolean("causal"), p.number("tflops")});
+    const detail::Fields p(j[i], fmt::format("{}[{}]", list, i),
+                           {"head_dim", "seq_len", "causal", "tflops", "provenance"});
+    const Provenance own =
+        p.has("provenance") ? provenance_from_string(p.string("provenance"), p.path_of("provenance")) : table;
+    out.push_back({p.number("head_dim"), p.number("seq_len"), p.boolean("causal"), p.number("tflops"), own});
   }
   return out;
 }
@@ -63,8 +69,8 @@ AttentionTable attention_table_from_json(const nlohmann::json& j, const std::str
   const detail::Fields f(j, path, {"provenance", "forward", "backward"});
   AttentionTable t;
   t.provenance = provenance_from_string(f.string("provenance"), f.path_of("provenance"));
-  t.forward = attention_points_from_json(f.at("forward"), f.path_of("forward"));
-  t.backward = attention_points_from_json(f.at("backward"), f.path_of("backward"));
+  t.forward = attention_points_from_json(f.at("forward"), f.path_of("forward"), t.provenance);
+  t.backward = attention_points_from_json(f.at("backward"), f.path_of("backward"), t.provenance);
   return t;
 }
 
@@ -79,10 +85,15 @@ std::map<AttentionKernel, AttentionTable> attention_from_json(const nlohmann::js
   return out;
 }
 
-nlohmann::json to_json(const std::vector<AttentionPoint>& points) {
+// A point's provenance is written where it differs from its table's (`table`).
+nlohmann::json to_json(const std::vector<AttentionPoint>& points, Provenance table) {
   nlohmann::json out = nlohmann::json::array();
-  for (const AttentionPoint& p : points)
-    out.push_back({{"head_dim", p.head_dim}, {"seq_len", p.seq_len}, {"causal", p.causal}, {"tflops", p.tflops}});
+  for (const AttentionPoint& p : points) {
+    nlohmann::json point = {
+        {"head_dim", p.head_dim}, {"seq_len", p.seq_len}, {"causal", p.causal}, {"tflops", p.tflops}};
+    if (p.provenance != table) point["provenance"] = to_string(p.provenance);
+    out.push_back(point);
+  }
   return out;
 }
 
@@ -114,10 +125,10 @@ bool lists_mask(const std::vector<AttentionPoint>& pts, bool causal) {
 }  // namespace
 
 GpuOps gpu_ops_from_json(const nlohmann::json& j, const std::string& field) {
-  const detail::Fields f(j, field,
-                         {"sm_count", "compute_capability", "nccl_contention", "matmul_efficiency",
-                          "fp8_matmul_efficiency", "gemm_tile_rows", "gemm_tile_cols", "hbm_efficiency",
-                          "power_limit_w", "attention"});
+  const detail::Fields f(
+      j, field,
+      {"sm_count", "compute_capability", "nccl_contention", "matmul_efficiency", "fp8_matmul_efficiency",
+       "gemm_tile_rows", "gemm_tile_cols", "gemm_epilogue_exposed", "hbm_efficiency", "power_limit_w", "attention"});
   GpuOps ops;
   for (const EntryRule& rule : kEntries)
     if (f.has(rule.name)) ops.*rule.member = entry_from_json(f.at(rule.name), f.path_of(rule.name));
@@ -135,8 +146,9 @@ nlohmann::json to_json(const GpuOps& ops) {
   if (!ops.attention.empty()) {
     nlohmann::json attention = nlohmann::json::object();
     for (const auto& [kernel, t] : ops.attention)
-      attention[to_string(kernel)] = {
-          {"provenance", to_string(t.provenance)}, {"forward", to_json(t.forward)}, {"backward", to_json(t.backward)}};
+      attention[to_string(kernel)] = {{"provenance", to_string(t.provenance)},
+                                      {"forward", to_json(t.forward, t.provenance)},
+                                      {"backward", to_json(t.backward, t.provenance)}};
     j["attention"] = attention;
   }
   return j;

@@ -7,8 +7,9 @@
 //
 // JSON (cluster profiles, key "gpu"): every entry {"value": number, "provenance": "nominal|published|measured"};
 // the attention table one object per kernel, {"flash2"|"flash3"|"cudnn": {"provenance": ..., "forward": [points],
-// "backward": [points]}}, each point {"head_dim", "seq_len", "causal", "tflops"}: a kernel's published (or measured)
-// TFLOP/s at that shape, as its source prints it.
+// "backward": [points]}}, each point {"head_dim", "seq_len", "causal", "tflops"[, "provenance"]}: a kernel's published
+// (or measured) TFLOP/s at that shape, as its source prints it; a point without its own provenance has its table's
+// (a table may mix measured points with published ones where the measurement has none).
 // Every entry is optional; an absent one is unknown (value 0), and what the model then does is said per entry.
 #include <map>
 #include <string>
@@ -61,11 +62,13 @@ struct AttentionPoint {
   double seq_len = 0;
   bool causal = false;
   double tflops = 0;
+  Provenance provenance = Provenance::published;  // the point's own; in JSON its table's unless it states one
 
   friend bool operator==(const AttentionPoint&, const AttentionPoint&) = default;
 };
 
 // One kernel's figures on this GPU, forward and backward, each in increasing (causal, head_dim, seq_len).
+// provenance: that of the points that do not state their own.
 struct AttentionTable {
   Provenance provenance = Provenance::published;
   std::vector<AttentionPoint> forward;
@@ -95,6 +98,12 @@ struct GpuOps {
   // the output per thread block, one block per SM at a time). Unknown: no quantization.
   OpEntry gemm_tile_rows;
   OpEntry gemm_tile_cols;
+  // The share of a GEMM's output store (m n elements written to HBM) that is not hidden behind its main loop: the
+  // epilogue of a tile that writes its output after its last MMA (CUTLASS's Hopper "cooperative" kernels; the
+  // "ping-pong" ones overlap one tile's epilogue with another's main loop). A GEMM then takes the larger of its
+  // compute and its operand reads, plus this share of its output store, instead of the larger of its compute and
+  // all its traffic (analytic/op_time.hpp). Unknown: 0, the store overlaps like the reads.
+  OpEntry gemm_epilogue_exposed;
   // Achievable fraction of the HBM datasheet bandwidth for streaming kernels (norms, activations, adds, softmax,
   // cross-entropy, the optimizer step). Unknown: 1 (the datasheet rate).
   OpEntry hbm_efficiency;

@@ -24,8 +24,8 @@ std::vector<std::string_view> used_levels(const ClusterSpec& c) {
 
 std::string join(const std::set<Provenance>& kinds) {
   std::string out;
-  // Strongest first: calibrated, published, nominal.
-  for (Provenance p : {Provenance::calibrated, Provenance::published, Provenance::nominal})
+  // Strongest first: measured, calibrated, published, nominal.
+  for (Provenance p : {Provenance::measured, Provenance::calibrated, Provenance::published, Provenance::nominal})
     if (kinds.count(p)) out += (out.empty() ? "" : "+") + to_string(p);
   return out.empty() ? "-" : out;
 }

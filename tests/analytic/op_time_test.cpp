@@ -52,6 +52,21 @@ TEST(OpTime, GemmTimeIsTheSlowerOfComputeAndMemory) {
   EXPECT_NEAR(gemm_time(c, Dtype::bf16, Gemm{4096, 4096, 64, 1}), 2.0 * (4096.0 * 64 * 2 + 4096.0 * 4096) / 0.9e12,
               1e-15);
   EXPECT_NEAR(memory_time(c, 9e9), 0.01, 1e-15);
+  // The epilogue's store exposed (gpu.gemm_epilogue_exposed 1): the larger of compute and the operand reads, plus
+  // the whole output store. 4096 x 4096 x 64: max(31.5 us, 2 (4096*64 * 2) / 0.9e12 = 1.2 us) + 2 * 4096^2 / 0.9e12
+  // = 37.3 us; 1024 x 1024 x 4096: its compute plus 2 * 1024^2 / 0.9e12. Half exposed: the other half of the store
+  // joins the reads inside the max (1.2 + 18.6 us, below the 31.5 us compute), so compute + half the store.
+  ClusterSpec epilogue = c;
+  epilogue.gpu->gemm_epilogue_exposed = {1, Provenance::measured};
+  const double store4096 = 2.0 * 4096 * 4096 / 0.9e12, reads4096 = 2.0 * 4096 * 64 * 2 / 0.9e12;
+  EXPECT_NEAR(gemm_time(epilogue, Dtype::bf16, Gemm{4096, 4096, 64, 1}),
+              2.0 * 4096 * 4096 * 64 / (80e12 * 512.0 / 600) + store4096, 1e-15);
+  EXPECT_NEAR(gemm_time(epilogue, Dtype::bf16, Gemm{1024, 1024, 4096, 1}),
+              2.0 * 1024 * 1024 * 4096 / (100e12 * 0.8 * 0.96) + 2.0 * 1024 * 1024 / 0.9e12, 1e-15);
+  epilogue.gpu->gemm_epilogue_exposed = {0.5, Provenance::measured};
+  ASSERT_LT(reads4096 + store4096 / 2, 2.0 * 4096 * 4096 * 64 / (80e12 * 512.0 / 600));
+  EXPECT_NEAR(gemm_time(epilogue, Dtype::bf16, Gemm{4096, 4096, 64, 1}),
+              2.0 * 4096 * 4096 * 64 / (80e12 * 512.0 / 600) + store4096 / 2, 1e-15);
   // A calibrated table for the dtype (measured on the machine) takes precedence over the operation table.
   ClusterSpec measured = c;
   measured.gemm_table[Dtype::bf16] = {{1, 0.5}};

@@ -243,13 +243,18 @@ TEST(ClusterSpec, GpuOperationTable) {
       "nccl_contention": {"value": 0.189, "provenance": "published"},
       "attention": {"flash2": {"provenance": "measured",
           "forward": [{"head_dim": 128, "seq_len": 1024, "causal": true, "tflops": 50},
-                      {"head_dim": 128, "seq_len": 4096, "causal": true, "tflops": 60}],
+                      {"head_dim": 128, "seq_len": 4096, "causal": true, "tflops": 60, "provenance": "published"}],
           "backward": [{"head_dim": 128, "seq_len": 1024, "causal": false, "tflops": 40}]}}})");
   const ClusterSpec c = cluster_from_json(j);
   ASSERT_TRUE(c.gpu.has_value());
   EXPECT_EQ(c.gpu->sm_count.value, 132);
   EXPECT_EQ(c.gpu->nccl_contention.provenance, Provenance::published);
   EXPECT_EQ(c.gpu->attention.at(AttentionKernel::flash2).provenance, Provenance::measured);
+  // A point without its own provenance has its table's; one that states its own keeps it, and is written back.
+  EXPECT_EQ(c.gpu->attention.at(AttentionKernel::flash2).forward[0].provenance, Provenance::measured);
+  EXPECT_EQ(c.gpu->attention.at(AttentionKernel::flash2).forward[1].provenance, Provenance::published);
+  EXPECT_FALSE(to_json(c)["gpu"]["attention"]["flash2"]["forward"][0].contains("provenance"));
+  EXPECT_EQ(to_json(c)["gpu"]["attention"]["flash2"]["forward"][1]["provenance"], "published");
   EXPECT_FALSE(c.gpu->attention.contains(AttentionKernel::cudnn));
   EXPECT_FALSE(c.gpu->matmul_efficiency.known());
   EXPECT_EQ(cluster_from_json(to_json(c)), c);
@@ -263,8 +268,8 @@ TEST(ClusterSpec, GpuOperationTable) {
   bad["gpu"]["sm_cnt"] = json::parse(R"({"value": 1, "provenance": "nominal"})");
   EXPECT_SPEC_ERROR(cluster_from_json(bad), "cluster.gpu.sm_cnt",
                     "cluster.gpu.sm_cnt: unknown key (allowed: sm_count, compute_capability, nccl_contention, "
-                    "matmul_efficiency, fp8_matmul_efficiency, gemm_tile_rows, gemm_tile_cols, hbm_efficiency, "
-                    "power_limit_w, attention)");
+                    "matmul_efficiency, fp8_matmul_efficiency, gemm_tile_rows, gemm_tile_cols, "
+                    "gemm_epilogue_exposed, hbm_efficiency, power_limit_w, attention)");
   bad = j;
   bad["gpu"]["nccl_contention"]["value"] = 1.5;
   EXPECT_SPEC_ERROR(cluster_from_json(bad), "cluster.gpu.nccl_contention.value",
@@ -272,6 +277,18 @@ TEST(ClusterSpec, GpuOperationTable) {
   bad = j;
   bad["gpu"]["sm_count"]["provenance"] = "guessed";
   EXPECT_THROW(cluster_from_json(bad), SpecError);
+  bad = j;
+  bad["gpu"]["attention"]["flash2"]["forward"][1]["provenance"] = "guessed";
+  try {
+    cluster_from_json(bad);
+    ADD_FAILURE() << "a point's unknown provenance was accepted";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "cluster.gpu.attention.flash2.forward[1].provenance");
+  }
+  bad = j;
+  bad["gpu"]["gemm_epilogue_exposed"] = json::parse(R"({"value": 2, "provenance": "measured"})");
+  EXPECT_SPEC_ERROR(cluster_from_json(bad), "cluster.gpu.gemm_epilogue_exposed.value",
+                    "cluster.gpu.gemm_epilogue_exposed.value=2 must be a finite number in [1e-06, 1]");
   bad = j;
   std::swap(bad["gpu"]["attention"]["flash2"]["forward"][0], bad["gpu"]["attention"]["flash2"]["forward"][1]);
   EXPECT_SPEC_ERROR(cluster_from_json(bad), "cluster.gpu.attention.flash2.forward[1]",

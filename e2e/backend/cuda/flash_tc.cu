@@ -66,11 +66,12 @@ struct Smem {
   static constexpr std::size_t probs = std::size_t{kTile} * kLdP * sizeof(bf16);
   static constexpr std::size_t rowvec = std::size_t{kTile} * sizeof(float);
   __host__ __device__ std::size_t forward() const { return 3 * tile() + scores + probs + acc(); }
-  // The backward kernels keep their sums in registers; the two score arrays double as the place the final sums
-  // pass through on their way out (16 rows x hs per warp), so that region is the larger of the two uses.
+  // The backward kernels keep their sums in registers. dq's two score arrays double as the place its final sums
+  // pass through on their way out (16 rows x hs per warp), so that region is the larger of the two uses; dk/dv
+  // has one score array and writes out 16 columns at a time.
   __host__ __device__ std::size_t scores_or_acc() const { return 2 * scores > acc() ? 2 * scores : acc(); }
   __host__ __device__ std::size_t dq() const { return 4 * tile() + scores_or_acc() + probs + 2 * rowvec; }
-  __host__ __device__ std::size_t dkv() const { return 4 * tile() + scores_or_acc() + 2 * probs + 2 * rowvec; }
+  __host__ __device__ std::size_t dkv() const { return 4 * tile() + scores + 2 * probs + 2 * rowvec; }
 };
 
 // Hands out consecutive pieces of the dynamic shared memory.
@@ -87,15 +88,54 @@ struct Carve {
 // Stages rows r0 .. r0 + kTile - 1 of a bf16 matrix with row stride ld (elements), columns col .. col + hs - 1, into
 // dst[kTile][hs + kPadBf16]; rows at or past `rows` become zeros. 16-byte copies: hs % 16 == 0, ld and col are
 // multiples of hs (so of 8 elements) and the launcher checked that the base pointer is 16-byte aligned.
-__device__ void stage(bf16* dst, const bf16* src, std::int64_t ld, int col, int r0, int rows, int hs) {
-  const int vecs = hs / 8;
+// Each thread issues all its loads before its first store: the compiler may not move a global load above an
+// earlier shared-memory store (it cannot prove they do not alias), so a load-store loop pays one memory latency per
+// 16 bytes; on the H100 that kept the first version of these kernels at 21-28 TFLOP/s (results/measured/
+// h100-80gb-hbm3, attention/trainer/bf16/flash/*).
+constexpr int kStageVecs = kTile * (kFlashTcMaxHead / 8) / kThreads;  // 16-byte pieces per thread at hs 128: 8
+static_assert(kStageVecs * kThreads == kTile * (kFlashTcMaxHead / 8), "the pieces of a tile cover it exactly");
+
+// One tile's part of a staging: where it comes from and where it goes.
+struct StageTile {
+  bf16* dst;
+  const bf16* src;
+  std::int64_t ld;
+  int col;
+};
+
+// Stages Tiles tiles (rows r0 .. r0 + kTile - 1 of each) with all of this thread's loads of all of them issued
+// before its first store.
+template <int Tiles>
+__device__ void stage_tiles(const StageTile (&tiles)[Tiles], int r0, int rows, int hs) {
+  const int vecs = hs / 8, n = kTile * vecs;
   const int ldt = hs + kPadBf16;
-  for (int idx = threadIdx.x; idx < kTile * vecs; idx += blockDim.x) {
-    const int rr = idx / vecs, c = (idx % vecs) * 8, r = r0 + rr;
-    uint4 v = make_uint4(0u, 0u, 0u, 0u);
-    if (r < rows) v = *reinterpret_cast<const uint4*>(src + std::int64_t{r} * ld + col + c);
-    *reinterpret_cast<uint4*>(dst + rr * ldt + c) = v;
-  }
+  uint4 v[Tiles][kStageVecs];
+#pragma unroll
+  for (int k = 0; k < Tiles; ++k)
+#pragma unroll
+    for (int i = 0; i < kStageVecs; ++i) {
+      const int idx = static_cast<int>(threadIdx.x) + i * kThreads;
+      const int r = r0 + idx / vecs;
+      v[k][i] = make_uint4(0u, 0u, 0u, 0u);
+      if (idx < n && r < rows)
+        v[k][i] = *reinterpret_cast<const uint4*>(tiles[k].src + std::int64_t{r} * tiles[k].ld + tiles[k].col +
+                                                  (idx % vecs) * 8);
+    }
+#pragma unroll
+  for (int k = 0; k < Tiles; ++k)
+#pragma unroll
+    for (int i = 0; i < kStageVecs; ++i) {
+      const int idx = static_cast<int>(threadIdx.x) + i * kThreads;
+      if (idx < n) *reinterpret_cast<uint4*>(tiles[k].dst + (idx / vecs) * ldt + (idx % vecs) * 8) = v[k][i];
+    }
+}
+
+__device__ void stage(bf16* dst, const bf16* src, std::int64_t ld, int col, int r0, int rows, int hs) {
+  stage_tiles<1>({{dst, src, ld, col}}, r0, rows, hs);
+}
+// Two tiles of the same rows at once (16 loads in flight per thread): K and V, or Q and dO.
+__device__ void stage2(const StageTile& a, const StageTile& b, int r0, int rows, int hs) {
+  stage_tiles<2>({a, b}, r0, rows, hs);
 }
 
 // rows r0 .. r0 + kTile - 1 of an fp32 vector (zeros past `rows`) into dst[kTile].
@@ -209,8 +249,7 @@ __global__ void __launch_bounds__(kThreads)
   const int last = min(T - 1, q0 + kTile - 1);  // the last key any row of the block sees
   for (int k0 = 0; k0 <= last; k0 += kTile) {
     __syncthreads();  // the previous K, V tiles are consumed (the first time: qs, os are written)
-    stage(ks, base, W, sh.k_col(kvh), k0, T, hs);
-    stage(vs, base, W, sh.v_col(kvh), k0, T, hs);
+    stage2({ks, base, W, sh.k_col(kvh)}, {vs, base, W, sh.v_col(kvh)}, k0, T, hs);
     __syncthreads();
     float* s_w = ss + warp * kFrag * kLdS;
     bf16* p_w = ps + warp * kFrag * kLdP;
@@ -282,8 +321,7 @@ __global__ void __launch_bounds__(kThreads)
   const int b = blockIdx.y / sh.NH, h = blockIdx.y % sh.NH, kvh = h / (sh.NH / sh.KVH);
   const bf16* base = qkv + std::int64_t{b} * T * W;
   const std::int64_t rows_bh = (std::int64_t{b} * sh.NH + h) * T;  // lse, delta of (b, h)
-  stage(qs, base, W, sh.q_col(h), q0, T, hs);
-  stage(gs, dout + std::int64_t{b} * T * C, C, h * hs, q0, T, hs);
+  stage2({qs, base, W, sh.q_col(h)}, {gs, dout + std::int64_t{b} * T * C, C, h * hs}, q0, T, hs);
   stage_vec(lse_s, lse + rows_bh, q0, T);
   stage_vec(delta_s, delta + rows_bh, q0, T);
   AccRegs dq;
@@ -294,8 +332,7 @@ __global__ void __launch_bounds__(kThreads)
   const int last = min(T - 1, q0 + kTile - 1);
   for (int k0 = 0; k0 <= last; k0 += kTile) {
     __syncthreads();
-    stage(ks, base, W, sh.k_col(kvh), k0, T, hs);
-    stage(vs, base, W, sh.v_col(kvh), k0, T, hs);
+    stage2({ks, base, W, sh.k_col(kvh)}, {vs, base, W, sh.v_col(kvh)}, k0, T, hs);
     __syncthreads();
     scores_abt(s_w, qs + warp * kFrag * ldt, ldt, ks, ldt, hs);   // S = Q K^T
     scores_abt(dp_w, gs + warp * kFrag * ldt, ldt, vs, ldt, hs);  // dP = dO V^T
@@ -326,8 +363,10 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // dk, dv: grid (ceil(T / kTile), B * KVH), key rows j0 .. j0 + 63 of key/value head kvh, summed over the query
-// heads of its group and the query tiles at or below the diagonal: S^T = K Q^T, dP^T = V dO^T,
-// P^T = exp(scale S^T - lse), dS^T = P^T (dP^T - delta), dV += P^T dO, dK += dS^T Q; finally dk = scale dK.
+// heads of its group and the query tiles at or below the diagonal: S^T = K Q^T, P^T = exp(scale S^T - lse),
+// dP^T = V dO^T, dS^T = P^T (dP^T - delta), dV += P^T dO, dK += dS^T Q; finally dk = scale dK. S^T and dP^T take
+// turns in one score array (P^T is kept as the bf16 that dV uses, and dS^T is computed from that P^T), so the
+// kernel fits 2 blocks per SM at hs 128 (103.5 KB of shared memory).
 __global__ void __launch_bounds__(kThreads)
     flash_tc_dkv_kernel(bf16* dqkv, const float* delta, const bf16* dout, const float* lse, const bf16* qkv, Shape sh,
                         float scale) {
@@ -337,27 +376,23 @@ __global__ void __launch_bounds__(kThreads)
   bf16* ks = cv.take<bf16>(L.tile());
   bf16* vs = cv.take<bf16>(L.tile());
   bf16* qs = cv.take<bf16>(L.tile());
-  bf16* gs = cv.take<bf16>(L.tile());  // dO
-  float* scratch = cv.take<float>(L.scores_or_acc());
-  float* sts = scratch;                  // S^T  [kTile][kLdS]
-  float* dpts = scratch + kTile * kLdS;  // dP^T [kTile][kLdS]
+  bf16* gs = cv.take<bf16>(L.tile());         // dO
+  float* sts = cv.take<float>(Smem::scores);  // S^T, then dP^T [kTile][kLdS]
   bf16* pts = cv.take<bf16>(Smem::probs);
   bf16* dsts = cv.take<bf16>(Smem::probs);
   float* lse_s = cv.take<float>(Smem::rowvec);
   float* delta_s = cv.take<float>(Smem::rowvec);
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  const int T = sh.T, hs = sh.hs, W = sh.W(), C = sh.C(), ldt = L.ldt(), ldo = L.ldo(), group = sh.NH / sh.KVH;
+  const int T = sh.T, hs = sh.hs, W = sh.W(), C = sh.C(), ldt = L.ldt(), group = sh.NH / sh.KVH;
   const int j0 = blockIdx.x * kTile;  // the first key tiles see the most query tiles: lowest indices start first
   const int b = blockIdx.y / sh.KVH, kvh = blockIdx.y % sh.KVH;
   const bf16* base = qkv + std::int64_t{b} * T * W;
   const bf16* gbase = dout + std::int64_t{b} * T * C;
-  stage(ks, base, W, sh.k_col(kvh), j0, T, hs);
-  stage(vs, base, W, sh.v_col(kvh), j0, T, hs);
+  stage2({ks, base, W, sh.k_col(kvh)}, {vs, base, W, sh.v_col(kvh)}, j0, T, hs);
   AccRegs dk, dv;
   zero_regs(dk);
   zero_regs(dv);
-  float* st_w = sts + warp * kFrag * kLdS;
-  float* dpt_w = dpts + warp * kFrag * kLdS;
+  float* st_w = sts + warp * kFrag * kLdS;  // the warp's 16 rows: only this warp reads or writes them
   bf16* pt_w = pts + warp * kFrag * kLdP;
   bf16* dst_w = dsts + warp * kFrag * kLdP;
   for (int g = 0; g < group; ++g) {
@@ -370,18 +405,23 @@ __global__ void __launch_bounds__(kThreads)
       stage_vec(lse_s, lse + rows_bh, i0, T);
       stage_vec(delta_s, delta + rows_bh, i0, T);
       __syncthreads();
-      scores_abt(st_w, ks + warp * kFrag * ldt, ldt, qs, ldt, hs);   // S^T = K Q^T
-      scores_abt(dpt_w, vs + warp * kFrag * ldt, ldt, gs, ldt, hs);  // dP^T = V dO^T
+      scores_abt(st_w, ks + warp * kFrag * ldt, ldt, qs, ldt, hs);  // S^T = K Q^T
       __syncwarp();
       for (int idx = lane; idx < kFrag * kTile; idx += kWarp) {
         const int r = idx / kTile, c = idx % kTile;
         const int j = j0 + warp * kFrag + r, t = i0 + c;
-        float p = 0.0f, ds = 0.0f;
-        if (t >= j && t < T) {  // t < T and j <= t imply j < T
-          p = expf(scale * st_w[r * kLdS + c] - lse_s[c]);
-          ds = p * (dpt_w[r * kLdS + c] - delta_s[c]);
-        }
+        // t < T and j <= t imply j < T; masked and padded entries are exactly 0
+        const float p = t >= j && t < T ? expf(scale * st_w[r * kLdS + c] - lse_s[c]) : 0.0f;
         pt_w[r * kLdP + c] = __float2bfloat16(p);
+      }
+      __syncwarp();                                                 // S^T is consumed before dP^T replaces it
+      scores_abt(st_w, vs + warp * kFrag * ldt, ldt, gs, ldt, hs);  // dP^T = V dO^T
+      __syncwarp();
+      for (int idx = lane; idx < kFrag * kTile; idx += kWarp) {
+        const int r = idx / kTile, c = idx % kTile;
+        const int j = j0 + warp * kFrag + r, t = i0 + c;
+        const float p = __bfloat162float(pt_w[r * kLdP + c]);
+        const float ds = t >= j && t < T ? p * (st_w[r * kLdS + c] - delta_s[c]) : 0.0f;
         dst_w[r * kLdP + c] = __float2bfloat16(ds);
       }
       __syncwarp();
@@ -389,19 +429,21 @@ __global__ void __launch_bounds__(kThreads)
       accumulate_px_regs(dk, dst_w, qs, ldt, hs);  // dK += dS^T Q
     }
   }
-  __syncthreads();  // every warp is done with the scores: their region now takes the sums (other warps' rows too)
-  float* acc_w = scratch + warp * kFrag * ldo;
-  // dk (times the softmax scale), then dv, through the same 16 rows of the scratch.
+  // Out 16 columns at a time through the warp's own score rows (16 x 16 fp32 of its 16 x 68).
   auto write = [&](const AccRegs& acc, int col0, float mul) {
-    store_regs(acc_w, ldo, acc, hs);
-    __syncwarp();
-    for (int r = 0; r < kFrag; ++r) {
-      const int j = j0 + warp * kFrag + r;
-      if (j >= T) break;
-      bf16* row = dqkv + (std::int64_t{b} * T + j) * W + col0;
-      for (int d = lane; d < hs; d += kWarp) row[d] = __float2bfloat16(mul * acc_w[r * ldo + d]);
+#pragma unroll
+    for (int n = 0; n < kMaxFrags; ++n) {
+      if (n * kFrag < hs) {
+        __syncwarp();  // the previous 16 columns are read
+        wmma::store_matrix_sync(st_w, acc[n], kLdS, wmma::mem_row_major);
+        __syncwarp();
+        for (int e = lane; e < kFrag * kFrag; e += kWarp) {
+          const int r = e / kFrag, c = e % kFrag, j = j0 + warp * kFrag + r;
+          if (j < T)
+            dqkv[(std::int64_t{b} * T + j) * W + col0 + n * kFrag + c] = __float2bfloat16(mul * st_w[r * kLdS + c]);
+        }
+      }
     }
-    __syncwarp();  // the rows are read before the next call overwrites them
   };
   write(dk, sh.k_col(kvh), scale);
   write(dv, sh.v_col(kvh), 1.0f);

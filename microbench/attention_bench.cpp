@@ -11,7 +11,7 @@
 namespace zeropp::microbench {
 
 std::string AttentionCase::name(const std::string& dtype, bool backward) const {
-  return "attention/trainer/" + dtype + (backward ? "/flash/B" : "/flash/F") +
+  return "attention/trainer/" + dtype + (unfused ? "/unfused" : "/flash") + (backward ? "/B" : "/F") +
          "/h:" + std::to_string(heads * head_dim) + "/a:" + std::to_string(heads) + "/kv:" + std::to_string(kv_heads) +
          "/s:" + std::to_string(s) + "/b:" + std::to_string(b);
 }
@@ -50,24 +50,37 @@ void bench_attention(benchmark::State& state, const std::string& backend_name, c
   const std::int64_t rows = std::int64_t{B} * T, W = std::int64_t{NH + 2 * KVH} * hs, C = std::int64_t{NH} * hs;
   const Buffer qkv = random_buffer(*backend, rows * W, dt, 1);
   const Buffer dout = random_buffer(*backend, rows * C, dt, 2);
-  Buffer out(*backend, rows * C, dt), lse(*backend, std::int64_t{B} * NH * T, DType::f32), dqkv(*backend, rows * W, dt);
-  backend->flash_attention_forward(out.view(), lse.view(), qkv.view(), B, T, NH, KVH, hs);
+  Buffer out(*backend, rows * C, dt), dqkv(*backend, rows * W, dt);
+  // flash: the log-sum-exp rows; unfused: the B x NH x T x T probabilities the backward reads.
+  Buffer saved(*backend, c.unfused ? std::int64_t{B} * NH * T * T : std::int64_t{B} * NH * T,
+               c.unfused ? dt : DType::f32);
   std::function<void()> op;
   Tensor checked;
-  if (backward) {
+  if (c.unfused) {
+    backend->grouped_attention_forward(out.view(), saved.view(), qkv.view(), B, T, NH, KVH, hs);
+    if (backward)
+      op = [&] {
+        backend->grouped_attention_backward(dqkv.view(), dout.view(), qkv.view(), saved.view(), B, T, NH, KVH, hs);
+      };
+    else
+      op = [&] { backend->grouped_attention_forward(out.view(), saved.view(), qkv.view(), B, T, NH, KVH, hs); };
+    checked = backward ? dqkv.view() : out.view();
+  } else if (backward) {
+    backend->flash_attention_forward(out.view(), saved.view(), qkv.view(), B, T, NH, KVH, hs);
     op = [&] {
-      backend->flash_attention_backward(dqkv.view(), dout.view(), out.view(), lse.view(), qkv.view(), B, T, NH, KVH,
-                                        hs);
+      backend->flash_attention_backward(dqkv.view(), dout.view(), out.view(), saved.view(), qkv.view(), B, T, NH,
+                                        KVH, hs);
     };
     checked = dqkv.view();
   } else {
-    op = [&] { backend->flash_attention_forward(out.view(), lse.view(), qkv.view(), B, T, NH, KVH, hs); };
+    op = [&] { backend->flash_attention_forward(out.view(), saved.view(), qkv.view(), B, T, NH, KVH, hs); };
     checked = out.view();
   }
   op();  // warm-up (and the outputs checked below)
   backend->synchronize();
   if (!all_ranks_ok(all_finite(*backend, checked), comm)) {
-    state.SkipWithError("flash attention produced non-finite output");
+    state.SkipWithError(c.unfused ? "unfused attention produced non-finite output"
+                                  : "flash attention produced non-finite output");
     return;
   }
   double total = 0;

@@ -4,7 +4,11 @@
 // kernel the trainer's Llama layers run (tensor-core FlashAttention-2 for heads of 16..128, flash_tc.cu), measured
 // alone so it can be set beside PyTorch's SDPA at the same shape (scripts/device/sdpa_bench.py).
 //
-// Names: attention/trainer/<dtype>/flash/F|B/h:H/a:A/kv:KV/s:S/b:B (h = a d), as the CPU-only suite of
+// The same core unfused (Backend::grouped_attention_forward/backward: batched Q K^T, the causal softmax kernel over
+// the materialised s x s scores, batched P V, and their backward), which the trainer's GPT layers run: the cost
+// model prices it as GEMMs plus the scores' bytes (analytic/time_model.cpp), and this case measures both together.
+//
+// Names: attention/trainer/<dtype>/<flash|unfused>/F|B/h:H/a:A/kv:KV/s:S/b:B (h = a d), as the CPU-only suite of
 // microbench/cpu/attention_bench.hpp names its MHA cases, plus the kv heads. Counters:
 //   flop, FLOP/s        the convention of the other zeropp-bench suites (layer_pass_flop, cpu/attention_bench):
 //                       the attention core as the cost model counts it, forward 4 b s^2 h, backward 8 b s^2 h
@@ -24,11 +28,12 @@ namespace zeropp::microbench {
 
 struct AttentionCase {
   long s = 0, heads = 0, kv_heads = 0, head_dim = 0, b = 0;
+  bool unfused = false;  // the materialised scores (grouped_attention_*) instead of the flash kernels
   std::string name(const std::string& dtype, bool backward) const;
 };
 
 // The cases: heads[i] query heads over kv_heads[i] key/value heads (kv_heads empty: as many as heads), each at
-// sequence length s, head dimension d and micro-batch b. Throws std::invalid_argument (naming the
+// sequence length s, head dimension d and micro-batch b, flash (unfused = false). Throws std::invalid_argument (naming the
 // --zeropp_attention_* flag) when the lists differ in length or a kv count does not divide its heads.
 std::vector<AttentionCase> attention_cases(const std::vector<long>& heads, const std::vector<long>& kv_heads, long s,
                                            long d, long b);

@@ -35,16 +35,19 @@ void register_trainer_suites(const Options& options, const MpiWorld& world, cons
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
-  for (const AttentionCase& c :
-       attention_cases(options.attention_heads, options.attention_kv_heads, options.attention_seq,
-                       options.attention_head_dim, options.attention_batch)) {
-    for (const bool backward : {false, true})
-      benchmark::RegisterBenchmark(
-          c.name(dtype, backward).c_str(),
-          [backend, c, backward, comm](benchmark::State& state) { bench_attention(state, backend, c, backward, comm); })
-          ->Iterations(options.iterations)
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
+  for (AttentionCase c : attention_cases(options.attention_heads, options.attention_kv_heads, options.attention_seq,
+                                         options.attention_head_dim, options.attention_batch)) {
+    for (const bool unfused : {false, true}) {
+      c.unfused = unfused;
+      for (const bool backward : {false, true})
+        benchmark::RegisterBenchmark(c.name(dtype, backward).c_str(),
+                                     [backend, c, backward, comm](benchmark::State& state) {
+                                       bench_attention(state, backend, c, backward, comm);
+                                     })
+            ->Iterations(options.iterations)
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+    }
   }
   for (const KernelCase& c : kernel_cases(options.kernel_rows, options.kernel_hidden, options.kernel_vocab)) {
     benchmark::RegisterBenchmark(c.name(backend, dtype).c_str(),

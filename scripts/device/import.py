@@ -55,6 +55,8 @@ VERBATIM = {
     "tests.json": "tests.json",
     "summary.json": "summary.json",
     "shapes.json": "shapes.json",
+    "ncu-flash-F.txt": "ncu-flash-F.txt",  # Nsight Compute's details pages (the ncu_flash step, when selected)
+    "ncu-flash-B.txt": "ncu-flash-B.txt",
 }
 TRACE_LIMIT = 4 << 20  # the trainer's Chrome trace is kept when it is at most this big
 
@@ -115,6 +117,7 @@ STEP_OUTPUTS = {
     "trainer_llama": ["trainer-llama3-8b-l4.json", "trainer-llama3-8b-l4.trace.json", "llama3-8b-l4-1gpu.plan.json"],
     "loss": ["loss-*.json", "tiny_*.plan.json"],
     "torch_math": ["torch-gpt3-1.3b-math.json"],
+    "ncu_flash": ["ncu-flash-*.txt", "ncu-flash-*.ncu-rep"],
 }
 PER_CALL = ("steps.jsonl", "summary.json", "summary.txt", "run.log")  # describe one call: kept per call
 

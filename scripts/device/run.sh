@@ -11,13 +11,14 @@
 #               first MPI singleton start)
 #   tests       every CUDA test of the package's manifest (test_e2e_cuda, test_cuda_util, microbench.smoke_cuda,
 #               ...: whatever ctest listed when it was built)
-#   gemm_lt     bf16 GEMMs of GPT-3 13B, Llama-3 8B and 70B layers at tp 1/2/4/8, b 1/2/4 (and 8192^3) through
+#   gemm_lt     bf16 GEMMs of GPT-3 1.3B and 13B, Llama-3 8B and 70B layers at tp 1/2/4/8, b 1/2/4 (and 8192^3) through
 #               the trainer's LtMatmul (zeropp-bench-cuda)
 #   gemm_torch  the same shapes through torch.matmul (microbench/compare_torch.py --shapes)
 #   sdpa        causal attention forward/backward of those models through PyTorch's SDPA (flash, cuDNN, default)
 #   kernels     the trainer's memory-bound kernels, block passes and optimizer step on its CUDA backend
 #   trainer     zeropp-train, GPT-3 1.3B bf16 on one GPU: tokens/s, MFU, peak memory, the measured per-action
-#               trace beside the simulator's prediction for the same plan (--compare-model=analytic, dgx-h100)
+#               trace beside the simulator's prediction for the same plan (--compare-model=analytic, dgx-h100;
+#               dgx-h200 on an H200)
 #   torch       the same model and step in PyTorch eager and torch.compile (e2e/compare_torch.py)
 #   trainer_flash  the trainer's GPT-3 1.3B step with its own flash attention kernels
 #   trainer_llama  Meta-Llama-3-8B's config cut to 4 layers on one GPU (Llama layers, flash attention, GQA)
@@ -155,7 +156,7 @@ json.dump(env, open(sys.argv[1], "w"), indent=1)
 print("torch:", env["torch"])
 PY
   "$zp" "$bin/zeropp-bench-cuda" --version || rc=1
-  "$zp" "$bin/zeropp-bench-cuda" --zeropp_gemm_models=gpt3-13b,llama3-8b,llama3-70b --zeropp_gemm_tp=1,2,4,8 \
+  "$zp" "$bin/zeropp-bench-cuda" --zeropp_gemm_models=gpt3-1.3b,gpt3-13b,llama3-8b,llama3-70b --zeropp_gemm_tp=1,2,4,8 \
     --zeropp_gemm_batch=1,2,4 --zeropp_list_shapes="$work/shapes.json" || rc=1
   return $rc
 }
@@ -169,7 +170,7 @@ run_step tests 90 "$py" "$src/scripts/device/run_tests.py" --package "$pkg" --sr
 
 # ---- b. the operation table.
 run_step gemm_lt 70 "$zp" "$bin/zeropp-bench-cuda" --zeropp_gemm_hidden= --zeropp_gemm_seq= --zeropp_gemm_square=8192 \
-  --zeropp_gemm_models=gpt3-13b,llama3-8b,llama3-70b --zeropp_gemm_tp=1,2,4,8 --zeropp_gemm_batch=1,2,4 \
+  --zeropp_gemm_models=gpt3-1.3b,gpt3-13b,llama3-8b,llama3-70b --zeropp_gemm_tp=1,2,4,8 --zeropp_gemm_batch=1,2,4 \
   --zeropp_layer_hidden= --zeropp_optimizer_params= --zeropp_iterations=5 \
   --benchmark_out="$work/gemm-cublaslt.json" --benchmark_out_format=json
 # Without the shape list (the env step failed to write it) torch.matmul still measures its default shapes.
@@ -180,8 +181,8 @@ run_step gemm_torch 60 "$py" "$src/microbench/compare_torch.py" "${shapes_arg[@]
 run_step sdpa 45 "$py" "$src/scripts/device/sdpa_bench.py" --shapes "$work/shapes.json" --json "$work/sdpa.json"
 # Layer passes at GPT-3 1.3B's and 13B's width (d = 128, s = 2048), the optimizer at 16 M to 256 M parameters,
 # kernels at 8192 tokens of Llama-3 8B/70B and GPT-3 1.3B widths, cross-entropy at GPT's (padded) and Llama-3's
-# vocabularies; the attention core (flash forward/backward) at Llama-3 8B's heads (32 over 8 KV heads) and 16 heads
-# (GPT-3 1.3B's width), d = 128, s = 2048, b = 1 (microbench/attention_bench.hpp).
+# vocabularies; the attention core (flash and unfused, forward/backward) at Llama-3 8B's heads (32 over 8 KV heads)
+# and 16 heads (GPT-3 1.3B's width), d = 128, s = 2048, b = 1 (microbench/attention_bench.hpp).
 run_step kernels 50 "$zp" "$bin/zeropp-bench-cuda" --zeropp_gemm_hidden= --zeropp_gemm_seq= \
   --zeropp_layer_hidden=2048,5120 --zeropp_layer_head_dim=128 --zeropp_layer_seq=2048 --zeropp_layer_batch=1 \
   --zeropp_attention_heads=32,16 --zeropp_attention_kv_heads=8,16 --zeropp_attention_seq=2048 \
@@ -192,12 +193,16 @@ run_step kernels 50 "$zp" "$bin/zeropp-bench-cuda" --zeropp_gemm_hidden= --zerop
 
 # ---- c. the trainer on one GPU, and PyTorch on the same model and step.
 micro_batch=${MICRO_BATCH:-1} micro_batches=${MICRO_BATCHES:-8}
+# The profile the trainer's plans predict with (--compare-model=analytic): the zoo's spec profile of the GPU
+# nvidia-smi names (H200: dgx-h200, with its HBM3e bandwidth and capacity), else dgx-h100.
+cluster=dgx-h100
+nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | grep -q "H200" && cluster=dgx-h200
 # GPT-3 1.3B's shape without dropout (the trainer has none and refuses a model that asks for it) and with the
 # unfused attention of the GPT-era validation; bf16, the CUDA backend's precision.
 cat >"$work/gpt3-1.3b-1gpu.plan.json" <<JSON
 {"model": {"name": "gpt3-1.3b-no-dropout", "layers": 24, "hidden": 2048, "heads": 16, "seq_len": 2048,
            "vocab": 50257, "dropout": false, "attention": "unfused"},
- "cluster": "$src/configs/clusters/dgx-h100.json",
+ "cluster": "$src/configs/clusters/$cluster.json",
  "parallel": {"strategy": "1f1b_zero1", "schedule": "1f1b", "pp": 1, "micro_batch": $micro_batch,
               "micro_batches": $micro_batches, "dtype": "bf16"}}
 JSON
@@ -214,7 +219,7 @@ run_step trainer_flash 60 "$zp" "$bin/zeropp-train" --plan "$work/gpt3-1.3b-flas
   --out "$work/trainer-gpt3-1.3b-flash.json"
 # Meta-Llama-3-8B's config cut to 4 of its 32 layers: the Llama layers and the flash kernels at full width.
 cat >"$work/llama3-8b-l4-1gpu.plan.json" <<JSON
-{"model": "$src/tests/data/hf/llama-3-8b.json", "cluster": "$src/configs/clusters/dgx-h100.json",
+{"model": "$src/tests/data/hf/llama-3-8b.json", "cluster": "$src/configs/clusters/$cluster.json",
  "parallel": {"strategy": "1f1b_zero1", "schedule": "1f1b", "pp": 1, "micro_batch": 1,
               "micro_batches": $micro_batches, "dtype": "bf16"}}
 JSON
@@ -230,7 +235,7 @@ for model in tiny_gpt tiny_llama; do
     dtype=fp32
     [ "$be" = cuda ] && dtype=bf16
     cat >"$work/$model-$be.plan.json" <<JSON
-{"model": "$src/tests/e2e/plans/$model.json", "cluster": "$src/configs/clusters/dgx-h100.json",
+{"model": "$src/tests/e2e/plans/$model.json", "cluster": "$src/configs/clusters/$cluster.json",
  "parallel": {"strategy": "1f1b_zero1", "schedule": "1f1b", "pp": 1, "micro_batch": 2, "micro_batches": 4,
               "dtype": "$dtype"}}
 JSON
@@ -251,6 +256,29 @@ run_step loss 30 step_loss
 run_step torch_math 60 "$py" "$src/e2e/compare_torch.py" --layers 24 --hidden 2048 --heads 16 --seq 2048 \
   --vocab 50257 --micro-batch "$micro_batch" --micro-batches "$micro_batches" --warmup 2 --steps 4 --modes eager \
   --attention math --json "$work/torch-gpt3-1.3b-math.json"
+
+# ---- ncu_flash (only when STEPS names it): Nsight Compute's sections for the trainer's tensor-core flash kernels at
+# GPT-3 1.3B's attention (16 heads, d 128, s 2048, b 1), one launch of each: where their time goes (issue 23, item
+# 4). --clock-control none leaves the GPU's clocks as they are (the device README asks for that).
+step_ncu_flash() {
+  local ncu
+  ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+  [ -n "$ncu" ] || { echo "ncu_flash: no ncu on this machine"; return 1; }
+  local pass count
+  for pass in F B; do
+    count=1; [ "$pass" = B ] && count=3  # the backward benchmark may run the forward first: dq and dk/dv after it
+    "$ncu" --clock-control none --target-processes all --kernel-name regex:flash_tc --launch-count "$count" \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis \
+      --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section InstructionStats \
+      --export "$work/ncu-flash-$pass" --force-overwrite \
+      "$zp" "$bin/zeropp-bench-cuda" --benchmark_filter="attention/trainer/bf16/flash/$pass/" \
+      --zeropp_attention_heads=16 --zeropp_attention_kv_heads=16 --zeropp_attention_seq=2048 \
+      --zeropp_attention_head_dim=128 --zeropp_attention_batch=1 --zeropp_iterations=1 || return 1
+    "$ncu" --import "$work/ncu-flash-$pass.ncu-rep" --page details >"$work/ncu-flash-$pass.txt" || return 1
+  done
+}
+export -f step_ncu_flash
+run_step ncu_flash 150 step_ncu_flash
 
 echo "== summary (at $(elapsed) s)"
 pack

@@ -311,23 +311,27 @@ TEST_F(CudaBackendTest, Rope) {
   }
 }
 
+// T = 24 takes the softmax kernels' 16-byte path (T % 8 == 0), T = 21 the scalar one (kernels.cu).
 TEST_F(CudaBackendTest, GroupedQueryAttentionUnfused) {
-  const int B = 2, T = 24, NH = 4, KVH = 2, hs = 16, W = (NH + 2 * KVH) * hs, C = NH * hs;
-  const std::size_t nqkv = std::size_t(B) * T * W, nout = std::size_t(B) * T * C, natt = std::size_t(B) * NH * T * T;
-  const auto qkv = random_bf16(nqkv, rng), dy = random_bf16(nout, rng);
-  Buffer gqkv = up(qkv), gout = poisoned(nout), gatt = poisoned(natt);
-  Buffer cqkv = cpu_up(qkv), cout(cpu, std::int64_t(nout)), catt(cpu, std::int64_t(natt));
-  gpu->grouped_attention_forward(gout.view(), gatt.view(), gqkv.view(), B, T, NH, KVH, hs);
-  cpu.grouped_attention_forward(cout.view(), catt.view(), cqkv.view(), B, T, NH, KVH, hs);
-  EXPECT_LT(rel_err(down(gatt.view()), cpu_down(catt.view())), kBf16Out) << "probabilities";
-  EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out) << "output";
-  auto p_rounded = cpu_down(catt.view());
-  for (auto& v : p_rounded) v = round_bf16(v);
-  Buffer gp = up(p_rounded), cp = cpu_up(p_rounded), gdy = up(dy), cdy = cpu_up(dy), gdqkv = poisoned(nqkv);
-  Buffer cdqkv(cpu, std::int64_t(nqkv));
-  gpu->grouped_attention_backward(gdqkv.view(), gdy.view(), gqkv.view(), gp.view(), B, T, NH, KVH, hs);
-  cpu.grouped_attention_backward(cdqkv.view(), cdy.view(), cqkv.view(), cp.view(), B, T, NH, KVH, hs);
-  EXPECT_LT(rel_err(down(gdqkv.view()), cpu_down(cdqkv.view())), kBf16Out) << "dq, dk, dv (summed over the group)";
+  const int B = 2, NH = 4, KVH = 2, hs = 16, W = (NH + 2 * KVH) * hs, C = NH * hs;
+  for (const int T : {24, 21}) {
+    const std::size_t nqkv = std::size_t(B) * T * W, nout = std::size_t(B) * T * C, natt = std::size_t(B) * NH * T * T;
+    const auto qkv = random_bf16(nqkv, rng), dy = random_bf16(nout, rng);
+    Buffer gqkv = up(qkv), gout = poisoned(nout), gatt = poisoned(natt);
+    Buffer cqkv = cpu_up(qkv), cout(cpu, std::int64_t(nout)), catt(cpu, std::int64_t(natt));
+    gpu->grouped_attention_forward(gout.view(), gatt.view(), gqkv.view(), B, T, NH, KVH, hs);
+    cpu.grouped_attention_forward(cout.view(), catt.view(), cqkv.view(), B, T, NH, KVH, hs);
+    EXPECT_LT(rel_err(down(gatt.view()), cpu_down(catt.view())), kBf16Out) << "probabilities";
+    EXPECT_LT(rel_err(down(gout.view()), cpu_down(cout.view())), kBf16Out) << "output";
+    auto p_rounded = cpu_down(catt.view());
+    for (auto& v : p_rounded) v = round_bf16(v);
+    Buffer gp = up(p_rounded), cp = cpu_up(p_rounded), gdy = up(dy), cdy = cpu_up(dy), gdqkv = poisoned(nqkv);
+    Buffer cdqkv(cpu, std::int64_t(nqkv));
+    gpu->grouped_attention_backward(gdqkv.view(), gdy.view(), gqkv.view(), gp.view(), B, T, NH, KVH, hs);
+    cpu.grouped_attention_backward(cdqkv.view(), cdy.view(), cqkv.view(), cp.view(), B, T, NH, KVH, hs);
+    EXPECT_LT(rel_err(down(gdqkv.view()), cpu_down(cdqkv.view())), kBf16Out)
+        << "dq, dk, dv (summed over the group), T " << T;
+  }
 }
 
 // Shapes: several 32-row tiles with a partial last one (T = 70), a head of 96 (not a multiple of the warp), the

@@ -48,6 +48,9 @@ TEST(AttentionFlop, ByHand) {
   EXPECT_DOUBLE_EQ(attention_flop(cases[0], true, true), 85899345920.0);
   EXPECT_DOUBLE_EQ(attention_flop(cases[1], false, false), 68719476736.0 / 2);  // 16 heads
   EXPECT_EQ(cases[0].name("bf16", true), "attention/trainer/bf16/flash/B/h:4096/a:32/kv:8/s:2048/b:1");
+  AttentionCase unfused = cases[1];
+  unfused.unfused = true;
+  EXPECT_EQ(unfused.name("bf16", false), "attention/trainer/bf16/unfused/F/h:2048/a:16/kv:16/s:2048/b:1");
   EXPECT_EQ(attention_cases({4}, {}, 64, 16, 2)[0].kv_heads, 4);  // no kv list: as many as heads
 }
 

@@ -103,6 +103,10 @@ double kernel_efficiency(const ParallelSpec& p) {
   return p.kernel_efficiency.value_or(framework_kernel_efficiency(framework_of(p)));
 }
 
+bool grad_accumulation_fusion(const ParallelSpec& p) {
+  return framework_of(p) == Framework::megatron && p.grad_accumulation_fusion.value_or(true);
+}
+
 SelectiveRecompute selective_recompute(Framework framework) {
   if (is_fsdp(framework)) return {false, 0.5, true};
   return {true, 0, false};

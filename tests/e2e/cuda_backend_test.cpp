@@ -219,7 +219,7 @@ TEST_F(CudaBackendTest, LayerNorm) {
 }
 
 TEST_F(CudaBackendTest, Gelu) {
-  const std::int64_t n = 5000;
+  const std::int64_t n = 5003;  // 625 vectors of 8 and 3 elements one by one (kernels.cu, map_bf16)
   const auto x = random_bf16(n, rng, 2.0f), dy = random_bf16(n, rng);
   Buffer gx = up(x), gdy = up(dy), gout = poisoned(n), gdx = poisoned(n);
   Buffer cx = cpu_up(x), cdy = cpu_up(dy), cout(cpu, n), cdx(cpu, n);
@@ -570,26 +570,29 @@ TEST_F(CudaBackendTest, EmbeddingRejectsTokenOutsideVocabulary) {
   EXPECT_NO_THROW(gpu->synchronize());  // the error is reported once
 }
 
+// V = 1000 takes the 16-byte kernels (V % 8 == 0), V = 1001 the 2-byte ones (kernels.cu).
 TEST_F(CudaBackendTest, CrossEntropyInPlace) {
-  const int N = 12, V = 1000;
-  std::uniform_int_distribution<std::int32_t> tok(0, V - 1);
-  std::vector<std::int32_t> targets(N);
-  for (auto& t : targets) t = tok(rng);
-  const auto logits = random_bf16(std::size_t(N) * V, rng, 3.0f);
-  Buffer gl = up(logits), gt = up_i32(targets, *gpu), gloss = poisoned(N, DType::f32);
-  Buffer cl = cpu_up(logits), ct = up_i32(targets, cpu), closs(cpu, N);
-  gpu->crossentropy_forward(gloss.view(), gl.view(), gl.view(), gt.view(), N, V);  // probs alias logits
-  cpu.crossentropy_forward(closs.view(), cl.view(), cl.view(), ct.view(), N, V);
-  // Losses come from fp32 arithmetic on the same logits: only exp/log implementations differ.
-  EXPECT_LT(rel_err(down(gloss.view()), cpu_down(closs.view())), 1e-4);
-  EXPECT_LT(rel_err(down(gl.view()), cpu_down(cl.view())), kBf16Out) << "probabilities";
-  gpu->crossentropy_backward(gl.view(), gl.view(), gt.view(), N, V, 0.25f);
-  cpu.crossentropy_backward(cl.view(), cl.view(), ct.view(), N, V, 0.25f);
-  EXPECT_LT(rel_err(down(gl.view()), cpu_down(cl.view())), kBf16Out) << "logit gradients";
+  const int N = 12;
+  for (const int V : {1000, 1001}) {
+    std::uniform_int_distribution<std::int32_t> tok(0, V - 1);
+    std::vector<std::int32_t> targets(N);
+    for (auto& t : targets) t = tok(rng);
+    const auto logits = random_bf16(std::size_t(N) * V, rng, 3.0f);
+    Buffer gl = up(logits), gt = up_i32(targets, *gpu), gloss = poisoned(N, DType::f32);
+    Buffer cl = cpu_up(logits), ct = up_i32(targets, cpu), closs(cpu, N);
+    gpu->crossentropy_forward(gloss.view(), gl.view(), gl.view(), gt.view(), N, V);  // probs alias logits
+    cpu.crossentropy_forward(closs.view(), cl.view(), cl.view(), ct.view(), N, V);
+    // Losses come from fp32 arithmetic on the same logits: only exp/log implementations differ.
+    EXPECT_LT(rel_err(down(gloss.view()), cpu_down(closs.view())), 1e-4) << "V " << V;
+    EXPECT_LT(rel_err(down(gl.view()), cpu_down(cl.view())), kBf16Out) << "probabilities, V " << V;
+    gpu->crossentropy_backward(gl.view(), gl.view(), gt.view(), N, V, 0.25f);
+    cpu.crossentropy_backward(cl.view(), cl.view(), ct.view(), N, V, 0.25f);
+    EXPECT_LT(rel_err(down(gl.view()), cpu_down(cl.view())), kBf16Out) << "logit gradients, V " << V;
+  }
 }
 
 TEST_F(CudaBackendTest, AdamW) {
-  const std::int64_t n = 3000;
+  const std::int64_t n = 3001;  // 750 float4 vectors and one element alone (kernels.cu, map_vectors)
   const auto p = random_bf16(n, rng), g = random_bf16(n, rng), m = random_bf16(n, rng, 0.1f);
   auto v = random_bf16(n, rng, 0.1f);
   for (auto& x : v) x = x * x;

@@ -46,6 +46,11 @@ GradReductions grad_reductions(const ParallelSpec& p) {
   return {1, false};
 }
 
+bool grad_reductions_depend_on_unit(const ParallelSpec& p) {
+  const DataParallelSync sync = data_parallel_sync(p);
+  return sync.gather == ParamGather::per_unit && sync.shard_group > 1 && p.grad_reduce == GradReduce::per_unit;
+}
+
 GradAccumulation grad_accumulation(const ParallelSpec& p) {
   const FrameworkPrecision precision = framework_precision(p);
   const double e = element_bytes(p.dtype), g = element_bytes(precision.grads), r = element_bytes(precision.reduce);

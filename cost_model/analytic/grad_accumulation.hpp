@@ -91,5 +91,8 @@ struct GradReductions {
   bool into_shard = false;
 };
 GradReductions grad_reductions(const ParallelSpec& p);
+// Whether those depend on the scheduling unit U (ZeroPP reducing once per unit): then so do the W action's seconds,
+// and plans that differ only in U do not share their costs (search.cpp, CostsCache).
+bool grad_reductions_depend_on_unit(const ParallelSpec& p);
 
 }  // namespace zeropp::analytic

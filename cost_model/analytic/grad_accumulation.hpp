@@ -35,7 +35,8 @@
 //             micro-batch; the same reset.
 //   deepspeed, zeropp  a fresh 16-bit weight gradient (Megatron-DeepSpeed's LinearWithGradAccumulationAndAsync-
 //             Communication computes grad_output.t().matmul(total_input), its fused path commented out; InternEvo's
-//             linear layers likewise) accumulated in param.grad by PyTorch's AccumulateGrad (torch/csrc/autograd/
+//             internlm/model/utils.py linear_bias_wgrad_torch, torch.matmul(grad_output.t(), my_input); InternEvo has
+//             no fused accumulation) accumulated in param.grad by PyTorch's AccumulateGrad (torch/csrc/autograd/
 //             functions/accumulate_grad.h: the first gradient is stolen, later ones added in place,
 //             variable_grad += new_grad): store e; kernel 0 on the first micro-batch of a window, 3e after it.
 //             DeepSpeed ZeRO-1 reduces at the gradient-accumulation boundary only (deepspeed/runtime/zero/

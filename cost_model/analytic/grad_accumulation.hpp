@@ -57,8 +57,9 @@
 //             _fsdp_param.py: to_accumulated_grad_if_needed casts the first, grad.to(reduce_dtype): e + r;
 //             accumulate_unsharded_grad_if_needed adds the later ones, unsharded_accumulated_grad += grad: e + 2r;
 //             with r = e autograd's 3e as above). Store e.
-//   fsdp1     reduce-scattered every micro-batch (llm-foundry runs Composer, which enters no no_sync for FSDP): store
-//             e, nothing accumulates unsharded.
+//   fsdp1     reduce-scattered every micro-batch (llm-foundry runs Composer, whose composer/trainer/
+//             dist_strategy.py ddp_sync_context enters no_sync only for a DistributedDataParallel model: FSDP syncs
+//             each micro-batch): store e, nothing accumulates unsharded.
 // The shard accumulation of FSDP1, FSDP2 and DeepSpeed ZeRO-3 runs on their reduce-scatter streams and is priced
 // with those collectives (zero3_execution.hpp, reduce_side), at R - 1 additions per iteration as here.
 // Megatron with a ZeRO-3 strategy (a framework override) accumulates its windows in the epilogue as above and its

@@ -27,8 +27,9 @@ FirstLater autograd_kernel(double e, double g) {
 
 }  // namespace
 
-GradReductions grad_reductions(const ParallelSpec& p) {
-  const DataParallelSync sync = data_parallel_sync(p);
+GradReductions grad_reductions(const ParallelSpec& p) { return grad_reductions(p, data_parallel_sync(p)); }
+
+GradReductions grad_reductions(const ParallelSpec& p, const DataParallelSync& sync) {
   if (sync.gather == ParamGather::none || sync.shard_group <= 1) return {1, false};
   switch (sync.gather) {
     case ParamGather::per_micro_batch:
@@ -52,12 +53,16 @@ bool grad_reductions_depend_on_unit(const ParallelSpec& p) {
 }
 
 GradAccumulation grad_accumulation(const ParallelSpec& p) {
-  const FrameworkPrecision precision = framework_precision(p);
+  return grad_accumulation(p, data_parallel_sync(p), framework_precision(p));
+}
+
+GradAccumulation grad_accumulation(const ParallelSpec& p, const DataParallelSync& sync,
+                                   const FrameworkPrecision& precision) {
   const double e = element_bytes(p.dtype), g = element_bytes(precision.grads), r = element_bytes(precision.reduce);
   const double B = p.micro_batches;
-  const GradReductions reductions = grad_reductions(p);
+  const GradReductions reductions = grad_reductions(p, sync);
   const double R = reductions.count;
-  const double shard = std::max(1, data_parallel_sync(p).shard_group);
+  const double shard = std::max(1, sync.shard_group);
   GradAccumulation out;
   out.layer_store = out.head_store = e;
   FirstLater kernel;  // the unsharded windows

@@ -70,6 +70,8 @@
 // the total: store = (R first + (B - R) later) / B, and likewise the kernel, plus (R - 1) / B shard additions over
 // 1/N of the elements.
 #include "cost_model/spec/config.hpp"
+#include "cost_model/spec/framework.hpp"
+#include "cost_model/spec/strategy.hpp"
 
 namespace zeropp::analytic {
 
@@ -86,6 +88,10 @@ struct GradAccumulation {
 
 // The plan's accumulation (above).
 GradAccumulation grad_accumulation(const ParallelSpec& p);
+// The same with the plan's data_parallel_sync and framework_precision already worked out (PlanBasics: every plan
+// evaluation prices it).
+GradAccumulation grad_accumulation(const ParallelSpec& p, const DataParallelSync& sync,
+                                   const FrameworkPrecision& precision);
 
 // Reductions per iteration of a plan's weight gradients (R above) and whether each writes a ZeRO-3 shard.
 struct GradReductions {
@@ -93,6 +99,7 @@ struct GradReductions {
   bool into_shard = false;
 };
 GradReductions grad_reductions(const ParallelSpec& p);
+GradReductions grad_reductions(const ParallelSpec& p, const DataParallelSync& sync);
 // Whether those depend on the scheduling unit U (ZeroPP reducing once per unit): then so do the W action's seconds,
 // and plans that differ only in U do not share their costs (search.cpp, CostsCache).
 bool grad_reductions_depend_on_unit(const ParallelSpec& p);

@@ -257,7 +257,7 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
   const LayerGemms g = layer_gemms(local, b, t);
   // How the framework accumulates the weight gradients over the micro-batches (grad_accumulation.hpp): in the wgrad
   // GEMM's epilogue, or in kernels of their own, part of the W action.
-  const GradAccumulation accumulation = grad_accumulation(par);
+  const GradAccumulation accumulation = grad_accumulation(par, basics.sync, basics.precision);
   // Each weight GEMM three ways, each at its own shape (op_time.hpp): forward, input gradient, weight gradient.
   const WeightGemmSeconds weights = weight_gemm_seconds(weight_seconds, g, accumulation.layer_store);
   const Fp8CastBytes casts = fp8_layer_cast_bytes(plan, g);  // none without FP8

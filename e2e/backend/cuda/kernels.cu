@@ -5,6 +5,7 @@
 
 #include "e2e/backend/cuda/flash_shape.cuh"
 #include "e2e/backend/cuda/warp_reduce.cuh"
+#include "e2e/backend/cuda/flash_mma.cuh"
 #include "e2e/backend/cuda/flash_tc.cuh"
 
 #include <cmath>
@@ -1067,22 +1068,50 @@ void check_flash(int T, int NH, int KVH, int hs) {
 }
 }  // namespace
 
-// The one place that chooses between the tensor-core and the scalar flash kernels.
-FlashKernel flash_kernel_for(int hs, std::initializer_list<const void*> pointers) {
-  if (!flash_tc_supports(hs)) return FlashKernel::scalar;
-  if (!aligned16(pointers)) return FlashKernel::scalar;
+namespace {
+int shared_memory_optin() {
   int device = 0, optin = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return flash_tc_shared_bytes(hs) <= static_cast<std::size_t>(optin) ? FlashKernel::tensor_cores : FlashKernel::scalar;
+  return optin;
+}
+
+// Whether `kernel` can run this call: its head sizes, 16-byte aligned buffers (both tensor-core kernels stage tiles
+// with 16-byte copies) and its shared memory per block on the current device.
+bool flash_runs(FlashKernel kernel, int hs, std::initializer_list<const void*> pointers) {
+  switch (kernel) {
+    case FlashKernel::mma:
+      return flash_mma_supports(hs) && aligned16(pointers) &&
+             flash_mma_shared_bytes(hs) <= static_cast<std::size_t>(shared_memory_optin());
+    case FlashKernel::tensor_cores:
+      return flash_tc_supports(hs) && aligned16(pointers) &&
+             flash_tc_shared_bytes(hs) <= static_cast<std::size_t>(shared_memory_optin());
+    case FlashKernel::automatic:
+    case FlashKernel::scalar:
+      return true;
+  }
+  return false;
+}
+}  // namespace
+
+// The one place that chooses among the flash kernels: mma.sync where it runs (heads of 64 and 128), then WMMA (other
+// multiples of 16 up to 128), then the scalar kernels.
+FlashKernel flash_kernel_for(int hs, std::initializer_list<const void*> pointers) {
+  for (const FlashKernel k : {FlashKernel::mma, FlashKernel::tensor_cores})
+    if (flash_runs(k, hs, pointers)) return k;
+  return FlashKernel::scalar;
 }
 
 namespace {
 // The kernel this call runs: `automatic` resolved, a named one checked.
 FlashKernel resolve_flash(FlashKernel asked, int hs, std::initializer_list<const void*> pointers) {
-  const FlashKernel possible = flash_kernel_for(hs, pointers);
-  if (asked == FlashKernel::automatic) return possible;
-  if (asked == FlashKernel::tensor_cores && possible != FlashKernel::tensor_cores)
+  if (asked == FlashKernel::automatic) return flash_kernel_for(hs, pointers);
+  if (asked == FlashKernel::mma && !flash_runs(asked, hs, pointers))
+    throw std::invalid_argument("cuda flash attention: the mma.sync kernels need a head size of 64 or 128, 16-byte "
+                                "aligned buffers and " +
+                                (flash_mma_supports(hs) ? std::to_string(flash_mma_shared_bytes(hs)) : std::string("?")) +
+                                " B of shared memory per block (hs = " + std::to_string(hs) + ")");
+  if (asked == FlashKernel::tensor_cores && !flash_runs(asked, hs, pointers))
     throw std::invalid_argument("cuda flash attention: the tensor-core kernels need a head size multiple of 16 up to " +
                                 std::to_string(kFlashTcMaxHead) + ", 16-byte aligned buffers and " +
                                 std::to_string(flash_tc_shared_bytes(hs)) +
@@ -1095,7 +1124,12 @@ void flash_attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int 
                              cudaStream_t stream, FlashKernel kernel) {
   check_flash(T, NH, KVH, hs);
   if (B == 0) return;
-  if (resolve_flash(kernel, hs, {out, qkv}) == FlashKernel::tensor_cores) {
+  const FlashKernel run = resolve_flash(kernel, hs, {out, qkv});
+  if (run == FlashKernel::mma) {
+    flash_mma_forward(out, lse, qkv, B, T, NH, KVH, hs, stream);
+    return;
+  }
+  if (run == FlashKernel::tensor_cores) {
     flash_tc_forward(out, lse, qkv, B, T, NH, KVH, hs, stream);
     return;
   }
@@ -1115,6 +1149,10 @@ void flash_attention_backward(bf16* dqkv, float* delta, const bf16* dout, const 
   const float scale = 1.0f / sqrtf(static_cast<float>(hs));
   flash_delta_kernel<<<warp_rows_grid(std::int64_t{B} * NH * T), kThreads, 0, stream>>>(delta, dout, out, B, sh);
   CUDA_CHECK_LAUNCH();
+  if (run == FlashKernel::mma) {
+    flash_mma_backward(dqkv, delta, dout, lse, qkv, B, T, NH, KVH, hs, stream);
+    return;
+  }
   if (run == FlashKernel::tensor_cores) {
     flash_tc_backward(dqkv, delta, dout, lse, qkv, B, T, NH, KVH, hs, stream);
     return;

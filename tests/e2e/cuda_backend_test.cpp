@@ -538,9 +538,9 @@ TEST_F(CudaBackendTest, FlashAttentionBackendTakesMmaKernelsForHeads64And128) {
   EXPECT_EQ(cuda::flash_kernel_for(8, {bf(qkv)}), cuda::FlashKernel::scalar);
   EXPECT_EQ(cuda::flash_kernel_for(256, {bf(qkv)}), cuda::FlashKernel::scalar);
   EXPECT_EQ(cuda::flash_kernel_for(136, {bf(qkv)}), cuda::FlashKernel::scalar);
-  EXPECT_THROW(cuda::flash_attention_forward(bf(out), fp(lse), bf(qkv), 1, 4, 1, 1, 96, gpu->stream(),
-                                             cuda::FlashKernel::mma),
-               std::invalid_argument);
+  EXPECT_THROW(
+      cuda::flash_attention_forward(bf(out), fp(lse), bf(qkv), 1, 4, 1, 1, 96, gpu->stream(), cuda::FlashKernel::mma),
+      std::invalid_argument);
   EXPECT_THROW(cuda::flash_attention_forward(bf(out), fp(lse), bf(qkv), 1, 4, 1, 1, 8, gpu->stream(),
                                              cuda::FlashKernel::tensor_cores),
                std::invalid_argument);

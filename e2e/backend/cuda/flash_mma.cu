@@ -36,8 +36,8 @@ float softmax_scale(int hs) { return 1.0f / std::sqrt(static_cast<float>(hs)); }
 template <int HS>
 void forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int NH, int KVH, cudaStream_t stream) {
   const std::size_t bytes = fm::Smem<HS>::forward;
-  allow_shared(fm::forward_kernel<HS>, bytes);
-  fm::forward_kernel<HS><<<mma_grid(T, std::int64_t{B} * NH), fm::kThreads, bytes, stream>>>(
+  allow_shared(fm::flash_mma_forward_kernel<HS>, bytes);
+  fm::flash_mma_forward_kernel<HS><<<mma_grid(T, std::int64_t{B} * NH), fm::kThreads, bytes, stream>>>(
       out, lse, qkv, FlashShape{T, NH, KVH, HS}, softmax_scale(HS));
   CUDA_CHECK_LAUNCH();
 }
@@ -47,12 +47,12 @@ void backward(bf16* dqkv, const float* delta, const bf16* dout, const float* lse
               int KVH, cudaStream_t stream) {
   const FlashShape sh{T, NH, KVH, HS};
   const float scale = softmax_scale(HS);
-  allow_shared(fm::dq_kernel<HS>, fm::Smem<HS>::dq);
-  fm::dq_kernel<HS><<<mma_grid(T, std::int64_t{B} * NH), fm::kThreads, fm::Smem<HS>::dq, stream>>>(
+  allow_shared(fm::flash_mma_dq_kernel<HS>, fm::Smem<HS>::dq);
+  fm::flash_mma_dq_kernel<HS><<<mma_grid(T, std::int64_t{B} * NH), fm::kThreads, fm::Smem<HS>::dq, stream>>>(
       dqkv, delta, dout, lse, qkv, sh, scale);
   CUDA_CHECK_LAUNCH();
-  allow_shared(fm::dkv_kernel<HS>, fm::Smem<HS>::dkv);
-  fm::dkv_kernel<HS><<<mma_grid(T, std::int64_t{B} * KVH), fm::kThreads, fm::Smem<HS>::dkv, stream>>>(
+  allow_shared(fm::flash_mma_dkv_kernel<HS>, fm::Smem<HS>::dkv);
+  fm::flash_mma_dkv_kernel<HS><<<mma_grid(T, std::int64_t{B} * KVH), fm::kThreads, fm::Smem<HS>::dkv, stream>>>(
       dqkv, delta, dout, lse, qkv, sh, scale);
   CUDA_CHECK_LAUNCH();
 }

@@ -57,9 +57,9 @@ struct Smem {
   static constexpr int ld = HS + kPad;  // elements per staged row
   static constexpr std::size_t tile = std::size_t{kRows} * ld * sizeof(bf16);
   static constexpr std::size_t rowvec = std::size_t{kRows} * sizeof(float);
-  static constexpr std::size_t forward = 3 * tile;              // Q, K, V
-  static constexpr std::size_t dq = 5 * tile;                   // Q, dO, K x 2, V
-  static constexpr std::size_t dkv = 6 * tile + 4 * rowvec;     // K, V, (Q, dO, lse, delta) x 2
+  static constexpr std::size_t forward = 3 * tile;           // Q, K, V
+  static constexpr std::size_t dq = 5 * tile;                // Q, dO, K x 2, V
+  static constexpr std::size_t dkv = 6 * tile + 4 * rowvec;  // K, V, (Q, dO, lse, delta) x 2
 };
 
 // ---- staging (cp.async): every thread of the block issues its share; the caller commits and waits.
@@ -187,8 +187,8 @@ __device__ __forceinline__ void store_rows(bf16* dst, std::int64_t ld, const flo
 // 64) and the copies overlap the arithmetic as in FlashAttention-2's kernel: V's copy runs while S and the softmax
 // are computed, the next K's while O += P V is; two barriers per key tile.
 template <int HS>
-__global__ void __launch_bounds__(kThreads) forward_kernel(bf16* out, float* lse, const bf16* qkv, FlashShape sh,
-                                                           float scale) {
+__global__ void __launch_bounds__(kThreads)
+    flash_mma_forward_kernel(bf16* out, float* lse, const bf16* qkv, FlashShape sh, float scale) {
   using L = Smem<HS>;
   bf16* qs = reinterpret_cast<bf16*>(warp::dynamic_smem());
   bf16* ks = qs + kRows * L::ld;
@@ -299,11 +299,12 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(bf16* out, float* lse
 // double-buffered, since it is read at both ends of a step (S, then dQ), and its next tile's copy runs during the
 // whole step; V's next copy runs while dS and dQ are computed. 5 tiles: 85 KB at HS 128, 46 KB at 64.
 template <int HS>
-__global__ void __launch_bounds__(kThreads) dq_kernel(bf16* dqkv, const float* delta, const bf16* dout,
-                                                      const float* lse, const bf16* qkv, FlashShape sh, float scale) {
+__global__ void __launch_bounds__(kThreads)
+    flash_mma_dq_kernel(bf16* dqkv, const float* delta, const bf16* dout, const float* lse, const bf16* qkv,
+                        FlashShape sh, float scale) {
   using L = Smem<HS>;
   bf16* qs = reinterpret_cast<bf16*>(warp::dynamic_smem());
-  bf16* gs = qs + kRows * L::ld;  // dO
+  bf16* gs = qs + kRows * L::ld;    // dO
   bf16* kbuf = gs + kRows * L::ld;  // K[n] in kbuf + (n % 2) kRows ld
   bf16* vs = kbuf + 2 * kRows * L::ld;
   const int lane = static_cast<int>(threadIdx.x) % 32, w0 = static_cast<int>(threadIdx.x) / 32 * kWarpRows;
@@ -357,7 +358,7 @@ __global__ void __launch_bounds__(kThreads) dq_kernel(bf16* dqkv, const float* d
         const int r = i >> 1;
         float p = warp::exp2_approx(fmaf(s[j][i], scale_log2, -lse2[r]));
         if (n == tile && 8 * j + c2 + (i & 1) > w0 + g + 8 * r) p = 0.0f;  // above the diagonal
-        s[j][i] = p * (dp[j][i] - dlt[r]);                                // dS, in place of S
+        s[j][i] = p * (dp[j][i] - dlt[r]);                                 // dS, in place of S
       }
     uint32_t ds[4][4];
     to_a_fragments(ds, s);
@@ -376,15 +377,16 @@ __global__ void __launch_bounds__(kThreads) dq_kernel(bf16* dqkv, const float* d
 // K and V stay staged and are re-read as A fragments (two accumulators of 16 x HS already take 2 HS / 4 registers
 // per lane). 6 tiles and 4 row vectors: 103 KB at HS 128, 55 KB at 64.
 template <int HS>
-__global__ void __launch_bounds__(kThreads) dkv_kernel(bf16* dqkv, const float* delta, const bf16* dout,
-                                                       const float* lse, const bf16* qkv, FlashShape sh, float scale) {
+__global__ void __launch_bounds__(kThreads)
+    flash_mma_dkv_kernel(bf16* dqkv, const float* delta, const bf16* dout, const float* lse, const bf16* qkv,
+                         FlashShape sh, float scale) {
   using L = Smem<HS>;
   bf16* ks = reinterpret_cast<bf16*>(warp::dynamic_smem());
   bf16* vs = ks + kRows * L::ld;
-  bf16* qbuf = vs + kRows * L::ld;       // Q of step i in qbuf + (i % 2) kRows ld
-  bf16* gbuf = qbuf + 2 * kRows * L::ld;  // dO likewise
+  bf16* qbuf = vs + kRows * L::ld;                                   // Q of step i in qbuf + (i % 2) kRows ld
+  bf16* gbuf = qbuf + 2 * kRows * L::ld;                             // dO likewise
   float* lbuf = reinterpret_cast<float*>(gbuf + 2 * kRows * L::ld);  // lse likewise, kRows each
-  float* dbuf = lbuf + 2 * kRows;                                     // delta likewise
+  float* dbuf = lbuf + 2 * kRows;                                    // delta likewise
   const int lane = static_cast<int>(threadIdx.x) % 32, w0 = static_cast<int>(threadIdx.x) / 32 * kWarpRows;
   const int g = lane / 4, c2 = 2 * (lane % 4);
   const int T = sh.T, W = sh.W(), C = sh.C(), group = sh.NH / sh.KVH;

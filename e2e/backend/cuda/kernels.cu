@@ -1107,10 +1107,10 @@ namespace {
 FlashKernel resolve_flash(FlashKernel asked, int hs, std::initializer_list<const void*> pointers) {
   if (asked == FlashKernel::automatic) return flash_kernel_for(hs, pointers);
   if (asked == FlashKernel::mma && !flash_runs(asked, hs, pointers))
-    throw std::invalid_argument("cuda flash attention: the mma.sync kernels need a head size of 64 or 128, 16-byte "
-                                "aligned buffers and " +
-                                (flash_mma_supports(hs) ? std::to_string(flash_mma_shared_bytes(hs)) : std::string("?")) +
-                                " B of shared memory per block (hs = " + std::to_string(hs) + ")");
+    throw std::invalid_argument(
+        "cuda flash attention: the mma.sync kernels need a head size of 64 or 128, 16-byte aligned buffers and " +
+        (flash_mma_supports(hs) ? std::to_string(flash_mma_shared_bytes(hs)) : std::string("?")) +
+        " B of shared memory per block (hs = " + std::to_string(hs) + ")");
   if (asked == FlashKernel::tensor_cores && !flash_runs(asked, hs, pointers))
     throw std::invalid_argument("cuda flash attention: the tensor-core kernels need a head size multiple of 16 up to " +
                                 std::to_string(kFlashTcMaxHead) + ", 16-byte aligned buffers and " +

@@ -11,7 +11,8 @@
 //   B 16x8 bf16 (k x n), 2 registers:  b0 = B[2q, 2q+1][g]   b1 = B[2q+8, 2q+9][g]
 //   C, D 16x8 fp32, 4 registers:       c0, c1 = C[g][2q, 2q+1]   c2, c3 = C[g+8][2q, 2q+1]
 //   ldmatrix .x4: lane l gives the address of row l % 8 of matrix l / 8 (16 bytes: 8 bf16); register i of lane l gets
-//     matrix i's elements [l / 4][2 (l % 4), 2 (l % 4) + 1]; with .trans, [2 (l % 4)][l / 4] and [2 (l % 4) + 1][l / 4].
+//     matrix i's elements [l / 4][2 (l % 4), 2 (l % 4) + 1]; with .trans, [2 (l % 4)][l / 4] and [2 (l % 4) + 1][l /
+//     4].
 // So the C fragments of two n-adjacent 16x8 tiles, packed in pairs, are the A fragment of their 16x16 (used for
 // P = softmax(S) and dS without going through shared memory, as FlashAttention-2 does).
 #include <cstdint>
@@ -31,7 +32,8 @@ __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
 }
 
 // D += A B for one m16n8k16 tile (bf16 in, fp32 accumulate), fragments as above.
-__device__ __forceinline__ void mma_bf16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                         std::uint32_t b1) {
   asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])

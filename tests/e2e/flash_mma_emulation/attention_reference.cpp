@@ -76,7 +76,8 @@ std::vector<double> attention_backward(const std::vector<double>& qkv, const std
         // dP_j = dout . v_j; dS_j = P_j (dP_j - sum_i P_i dP_i), the softmax's Jacobian applied to dP.
         std::vector<double> dp(p.size());
         double delta = 0.0;
-        for (int j = 0; j <= t; ++j) delta += p[std::size_t(j)] * (dp[std::size_t(j)] = dot(g, &qkv[ix.v(b, j, kvh)], s.hs));
+        for (int j = 0; j <= t; ++j)
+          delta += p[std::size_t(j)] * (dp[std::size_t(j)] = dot(g, &qkv[ix.v(b, j, kvh)], s.hs));
         double* dq = &d[ix.q(b, t, h)];
         const double* q = &qkv[ix.q(b, t, h)];
         for (int j = 0; j <= t; ++j) {

@@ -77,10 +77,14 @@ Options parse(int argc, char** argv) {
       o.heads = split(value());
     } else if (a == "--mutate") {
       const std::string m = value();
-      if (m == "c_rows_swapped") o.mutate = emu::LayoutMutation::c_rows_swapped;
-      else if (m == "a_regs_swapped") o.mutate = emu::LayoutMutation::a_regs_swapped;
-      else if (m == "trans_ignored") o.mutate = emu::LayoutMutation::trans_ignored;
-      else throw std::invalid_argument("--mutate: " + m + " is not c_rows_swapped, a_regs_swapped or trans_ignored");
+      if (m == "c_rows_swapped")
+        o.mutate = emu::LayoutMutation::c_rows_swapped;
+      else if (m == "a_regs_swapped")
+        o.mutate = emu::LayoutMutation::a_regs_swapped;
+      else if (m == "trans_ignored")
+        o.mutate = emu::LayoutMutation::trans_ignored;
+      else
+        throw std::invalid_argument("--mutate: " + m + " is not c_rows_swapped, a_regs_swapped or trans_ignored");
     } else if (a == "--host-threads") {
       o.host_threads = std::stoi(value());
     } else if (a == "--reverse-warps") {
@@ -147,9 +151,9 @@ struct Case {
 };
 
 template <int HS>
-void run_kernels(const Case& c, const Options& o, std::vector<bf16>& qkv, std::vector<bf16>& out, std::vector<float>& lse,
-                 std::vector<bf16>& dout, std::vector<bf16>& out_in, std::vector<float>& lse_in,
-                 std::vector<float>& delta, std::vector<bf16>& dqkv) {
+void run_kernels(const Case& c, const Options& o, std::vector<bf16>& qkv, std::vector<bf16>& out,
+                 std::vector<float>& lse, std::vector<bf16>& dout, std::vector<bf16>& out_in,
+                 std::vector<float>& lse_in, std::vector<float>& delta, std::vector<bf16>& dqkv) {
   const auto& s = c.s;
   const FlashShape sh{s.T, s.NH, s.KVH, HS};
   const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
@@ -160,15 +164,15 @@ void run_kernels(const Case& c, const Options& o, std::vector<bf16>& qkv, std::v
   how.reverse_warps = o.reverse_warps;
   how.grid = {tiles, static_cast<unsigned>(s.B * s.NH), 1};
   how.smem_bytes = fm::Smem<HS>::forward;
-  emu::launch(how, [&] { fm::forward_kernel<HS>(out.data(), lse.data(), qkv.data(), sh, scale); });
+  emu::launch(how, [&] { fm::flash_mma_forward_kernel<HS>(out.data(), lse.data(), qkv.data(), sh, scale); });
   how.smem_bytes = fm::Smem<HS>::dq;
   emu::launch(how, [&] {
-    fm::dq_kernel<HS>(dqkv.data(), delta.data(), dout.data(), lse_in.data(), qkv.data(), sh, scale);
+    fm::flash_mma_dq_kernel<HS>(dqkv.data(), delta.data(), dout.data(), lse_in.data(), qkv.data(), sh, scale);
   });
   how.grid = {tiles, static_cast<unsigned>(s.B * s.KVH), 1};
   how.smem_bytes = fm::Smem<HS>::dkv;
   emu::launch(how, [&] {
-    fm::dkv_kernel<HS>(dqkv.data(), delta.data(), dout.data(), lse_in.data(), qkv.data(), sh, scale);
+    fm::flash_mma_dkv_kernel<HS>(dqkv.data(), delta.data(), dout.data(), lse_in.data(), qkv.data(), sh, scale);
   });
   (void)out_in;
 }
@@ -211,8 +215,10 @@ std::string run_case(const Case& c, const Options& o, std::mt19937& rng) {
   emu::register_global(lse.data(), lse.size() * sizeof(float), true);
   emu::register_global(dqkv.data(), dqkv.size() * sizeof(bf16), true);
   try {
-    if (s.hs == 64) run_kernels<64>(c, o, qkv, out, lse, dout, out_in, lse_in, delta, dqkv);
-    else run_kernels<128>(c, o, qkv, out, lse, dout, out_in, lse_in, delta, dqkv);
+    if (s.hs == 64)
+      run_kernels<64>(c, o, qkv, out, lse, dout, out_in, lse_in, delta, dqkv);
+    else
+      run_kernels<128>(c, o, qkv, out, lse, dout, out_in, lse_in, delta, dqkv);
   } catch (const emu::EmulationError& e) {
     return std::string("emulation fault: ") + e.what();
   }
@@ -226,8 +232,8 @@ std::string run_case(const Case& c, const Options& o, std::mt19937& rng) {
   const Err eo = errors(to_double(out), ref.out);
   double lse_worst = 0;
   for (std::size_t i = 0; i < nrow; ++i)
-    lse_worst = std::max(lse_worst, std::isfinite(lse[i]) ? std::abs(lse[i] - ref.lse[i]) / (1 + std::abs(ref.lse[i]))
-                                                          : INFINITY);
+    lse_worst = std::max(lse_worst,
+                         std::isfinite(lse[i]) ? std::abs(lse[i] - ref.lse[i]) / (1 + std::abs(ref.lse[i])) : INFINITY);
   std::snprintf(line, sizeof line, "%-36s out %.2e / %.2e  lse %.1e", c.name().c_str(), eo.norm, eo.elem, lse_worst);
   std::string report = line;
   if (!(eo.norm < kBf16Out && eo.elem < kBf16Elem)) fail("out error above the bounds");

@@ -16,9 +16,9 @@ struct Coord {
 
 enum class LayoutMutation {
   none,
-  c_rows_swapped,   // C/D: rows groupID and groupID + 8 exchanged
-  a_regs_swapped,   // A: registers a1 and a2 exchanged (row + 8 taken for column + 8)
-  trans_ignored,    // ldmatrix .trans loads as without it
+  c_rows_swapped,  // C/D: rows groupID and groupID + 8 exchanged
+  a_regs_swapped,  // A: registers a1 and a2 exchanged (row + 8 taken for column + 8)
+  trans_ignored,   // ldmatrix .trans loads as without it
 };
 
 // Set only between launches (layout_test.cpp's and the mutation runs'); read by every lane.

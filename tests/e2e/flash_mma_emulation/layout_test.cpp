@@ -309,7 +309,7 @@ TEST_F(WarpEmulation, ReportsGlobalAccessesOutsideTheBuffers) {
   register_global(in.data(), in.size() * sizeof(float), false);
   register_global(out.data(), out.size() * sizeof(float), true);
   EXPECT_THROW(run(32, 0, [&] { warp::store_f32(out.data() + 4, 1.0f); }), EmulationError);  // past the end
-  EXPECT_THROW(run(32, 0, [&] { warp::store_f32(in.data(), 1.0f); }), EmulationError);      // read-only
+  EXPECT_THROW(run(32, 0, [&] { warp::store_f32(in.data(), 1.0f); }), EmulationError);       // read-only
   EXPECT_THROW(run(32, 0, [&] { warp::load_f32(in.data() + 4); }), EmulationError);
   // every thread stores once to its own element: counted
   run(32, 0, [&] {

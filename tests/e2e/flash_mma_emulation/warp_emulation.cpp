@@ -50,11 +50,16 @@ const Range* range_of(const void* p, std::size_t bytes) {
 enum class Op { mma, ldmatrix, shfl, barrier, exit };
 const char* op_name(Op op) {
   switch (op) {
-    case Op::mma: return "mma.sync";
-    case Op::ldmatrix: return "ldmatrix";
-    case Op::shfl: return "shfl.sync";
-    case Op::barrier: return "__syncthreads";
-    case Op::exit: return "return";
+    case Op::mma:
+      return "mma.sync";
+    case Op::ldmatrix:
+      return "ldmatrix";
+    case Op::shfl:
+      return "shfl.sync";
+    case Op::barrier:
+      return "__syncthreads";
+    case Op::exit:
+      return "return";
   }
   return "?";
 }
@@ -83,7 +88,7 @@ struct Lane {
   std::unique_ptr<unsigned char[]> stack;
   int tid = 0;
   Slot slot;
-  std::vector<Copy> open;                 // issued since the last commit
+  std::vector<Copy> open;                // issued since the last commit
   std::deque<std::vector<Copy>> groups;  // committed, oldest first
 };
 
@@ -133,8 +138,8 @@ void record_fault(const std::string& what) {
   switch_context(lane().ctx, block().scheduler);
   std::abort();  // never resumed
 }
-#define ZEROPP_EMU_FAIL(message)              \
-  do {                                        \
+#define ZEROPP_EMU_FAIL(message)          \
+  do {                                    \
     ::zeropp::emu::record_fault(message); \
     ::zeropp::emu::leave_lane();          \
   } while (false)
@@ -161,8 +166,7 @@ std::size_t smem_offset(const void* p, std::size_t bytes, std::size_t align, con
 }
 
 std::string word_at(const char* what, std::size_t word, int tid) {
-  return std::string(what) + " of shared byte " + std::to_string(word * 4) + " by thread " + std::to_string(tid) +
-         ": ";
+  return std::string(what) + " of shared byte " + std::to_string(word * 4) + " by thread " + std::to_string(tid) + ": ";
 }
 
 void check_read(std::size_t off, std::size_t bytes, int tid, const char* what) {
@@ -171,12 +175,12 @@ void check_read(std::size_t off, std::size_t bytes, int tid, const char* what) {
     Word& s = b.shadow[w];
     if (s.pending != -1)
       ZEROPP_EMU_FAIL(word_at(what, w, tid) +
-           (s.pending == tid ? std::string("its own cp.async is not complete (no cp.async.wait_group)")
-                             : "thread " + std::to_string(s.pending) + "'s cp.async into it is in flight"));
+                      (s.pending == tid ? std::string("its own cp.async is not complete (no cp.async.wait_group)")
+                                        : "thread " + std::to_string(s.pending) + "'s cp.async into it is in flight"));
     if (s.writer == -1) ZEROPP_EMU_FAIL(word_at(what, w, tid) + "never written");
     if (s.write_epoch == b.epoch && s.writer != tid)
       ZEROPP_EMU_FAIL(word_at(what, w, tid) + "written by thread " + std::to_string(s.writer) +
-           " with no __syncthreads in between");
+                      " with no __syncthreads in between");
     if (s.read_epoch == b.epoch && s.reader != tid)
       s.reader = kSeveral;
     else
@@ -189,14 +193,16 @@ void check_copy_issue(std::size_t off, std::size_t bytes, int tid) {
   for (std::size_t w = off / 4; w < (off + bytes) / 4; ++w) {
     Word& s = b.shadow[w];
     if (s.pending != -1)
-      ZEROPP_EMU_FAIL(word_at("cp.async", w, tid) + "thread " + std::to_string(s.pending) + "'s copy into it is in flight");
+      ZEROPP_EMU_FAIL(word_at("cp.async", w, tid) + "thread " + std::to_string(s.pending) +
+                      "'s copy into it is in flight");
     if (s.read_epoch == b.epoch && s.reader != tid)
-      ZEROPP_EMU_FAIL(word_at("cp.async", w, tid) +
-           (s.reader == kSeveral ? std::string("other threads read") : "thread " + std::to_string(s.reader) + " read") +
-           " it with no __syncthreads in between");
+      ZEROPP_EMU_FAIL(
+          word_at("cp.async", w, tid) +
+          (s.reader == kSeveral ? std::string("other threads read") : "thread " + std::to_string(s.reader) + " read") +
+          " it with no __syncthreads in between");
     if (s.write_epoch == b.epoch && s.writer != tid)
       ZEROPP_EMU_FAIL(word_at("cp.async", w, tid) + "thread " + std::to_string(s.writer) +
-           " wrote it with no __syncthreads in between");
+                      " wrote it with no __syncthreads in between");
     s.pending = tid;
   }
 }
@@ -319,12 +325,17 @@ void arrive(Op op, int variant = 0) {
   for (int i = 0; i < kLanes; ++i) {
     const Slot& s = warp_lanes[i].slot;
     if (s.op != op || s.variant != variant)
-      ZEROPP_EMU_FAIL("divergence: lane " + std::to_string(i) + " is at " + op_name(s.op) + " (" + std::to_string(s.variant) +
-           ") while lane 31 is at " + op_name(op) + " (" + std::to_string(variant) + ")");
+      ZEROPP_EMU_FAIL("divergence: lane " + std::to_string(i) + " is at " + op_name(s.op) + " (" +
+                      std::to_string(s.variant) + ") while lane 31 is at " + op_name(op) + " (" +
+                      std::to_string(variant) + ")");
   }
   switch (op) {
-    case Op::mma: run_mma(warp_lanes); break;
-    case Op::ldmatrix: run_ldmatrix(warp_lanes, variant / 2, variant % 2 == 1); break;
+    case Op::mma:
+      run_mma(warp_lanes);
+      break;
+    case Op::ldmatrix:
+      run_ldmatrix(warp_lanes, variant / 2, variant % 2 == 1);
+      break;
     case Op::shfl:
       for (int i = 0; i < kLanes; ++i) warp_lanes[i].slot.out_f[0] = warp_lanes[i ^ variant].slot.value;
       break;
@@ -378,8 +389,8 @@ void run_block(Block& b) {
     const auto exited = std::count(b.warps.begin(), b.warps.end(), WarpState::exited);
     if (exited == nwarps) return;
     if (exited > 0)
-      throw EmulationError("block (" + std::to_string(b.idx.x) + ", " + std::to_string(b.idx.y) + "): " +
-                           std::to_string(exited) + " warp(s) returned while the others wait at __syncthreads");
+      throw EmulationError("block (" + std::to_string(b.idx.x) + ", " + std::to_string(b.idx.y) +
+                           "): " + std::to_string(exited) + " warp(s) returned while the others wait at __syncthreads");
     ++b.epoch;
     std::fill(b.warps.begin(), b.warps.end(), WarpState::runnable);
   }
@@ -499,8 +510,8 @@ void ldmatrix(std::uint32_t* r, int matrices, bool trans, const void* row) {
 
 void cp_async(void* dst, const void* src, int bytes, bool valid) {
   emu::Lane& me = emu::lane();
-  const std::size_t off = emu::smem_offset(dst, static_cast<std::size_t>(bytes), static_cast<std::size_t>(bytes),
-                                           "cp.async destination");
+  const std::size_t off =
+      emu::smem_offset(dst, static_cast<std::size_t>(bytes), static_cast<std::size_t>(bytes), "cp.async destination");
   // The source must be mapped even when nothing is read (src-size 0).
   if (emu::range_of(src, static_cast<std::size_t>(bytes)) == nullptr)
     ZEROPP_EMU_FAIL("cp.async source outside every registered global buffer");

@@ -26,9 +26,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <vector>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "tests/e2e/flash_mma_emulation/fragment_layout.hpp"
 
@@ -101,7 +101,7 @@ struct EmulationError : std::runtime_error {
 struct Launch {
   Dim3 grid, block;
   std::size_t smem_bytes = 0;
-  int host_threads = 2;      // OS threads the blocks are spread over
+  int host_threads = 2;        // OS threads the blocks are spread over
   bool reverse_warps = false;  // run the warps of a block last to first between barriers (another interleaving)
 };
 

@@ -53,6 +53,12 @@ std::vector<LoopRun> load_loop_runs(const std::filesystem::path& dir) {
     r.backend = run.value("backend", std::string("?"));
     r.world = run.value("world", 0);
     r.costs = mc.value("costs", std::string("?"));
+    // The trainer writes "analytic (plan's cluster)"; the run's plan names that cluster (results of different GPUs
+    // sit side by side in the report: dgx-h100's prediction beside dgx-h200's).
+    const nlohmann::json* plan = run.contains("plan") && run["plan"].is_object() ? &run["plan"] : nullptr;
+    if (r.costs == "analytic (plan's cluster)" && plan && plan->contains("cluster") && (*plan)["cluster"].is_object() &&
+        (*plan)["cluster"].contains("name") && (*plan)["cluster"]["name"].is_string())
+      r.costs = "analytic (" + (*plan)["cluster"]["name"].get<std::string>() + ")";
     r.measured_s = mc["measured_iteration_s"].get<double>();
     r.predicted_s = mc["predicted_iteration_s"].get<double>();
     r.error = r.measured_s > 0 ? (r.predicted_s - r.measured_s) / r.measured_s : 0;

@@ -46,6 +46,10 @@ TEST_F(MeasuredGpus, ReadsTheGpuTheStepsAndTheTrainerRuns) {
   write("h100/trainer-a.json", R"J({"kind": "zeropp-train", "backend": "cuda", "world": 1, "plan_file": "a.plan.json",
     "model_comparison": {"costs": "analytic (plan's cluster)", "measured_iteration_s": 0.5,
                          "predicted_iteration_s": 0.45}})J");
+  write("h100/trainer-b.json", R"J({"kind": "zeropp-train", "backend": "cuda", "world": 1,
+    "plan": {"cluster": {"name": "dgx-h200"}},
+    "model_comparison": {"costs": "analytic (plan's cluster)", "measured_iteration_s": 0.4,
+                         "predicted_iteration_s": 0.3}})J");
   write("h100/ops.json", R"({"kind": "zeropp-operation-table"})");  // not a trainer result: skipped
   write("no-summary/machine.json", R"({"gpu": {"name": "X"}})");  // no summary.json: not a measured GPU
 
@@ -67,10 +71,12 @@ TEST_F(MeasuredGpus, ReadsTheGpuTheStepsAndTheTrainerRuns) {
   ASSERT_TRUE(g.mfu_over_torch_eager.has_value());
   EXPECT_DOUBLE_EQ(*g.mfu_over_torch_eager, 0.8);
   EXPECT_FALSE(g.flash_mfu_over_torch_eager.has_value());
-  ASSERT_EQ(g.trainer.size(), 1u);
+  ASSERT_EQ(g.trainer.size(), 2u);
   EXPECT_EQ(g.trainer[0].backend, "cuda");
   EXPECT_DOUBLE_EQ(g.trainer[0].measured_s, 0.5);
   EXPECT_NEAR(g.trainer[0].error, -0.1, 1e-12);
+  EXPECT_EQ(g.trainer[0].costs, "analytic (plan's cluster)");  // no plan in the result: left as written
+  EXPECT_EQ(g.trainer[1].costs, "analytic (dgx-h200)");        // the plan's cluster named
 }
 
 TEST_F(MeasuredGpus, SkipsUnreadableFilesAndMissingFolders) {

@@ -658,34 +658,29 @@ struct GeluForward {
   __device__ void scalar(std::int64_t i) const { out[i] = __float2bfloat16(gelu(to_f(inp[i]))); }
 };
 
-struct GeluBackward {
-  static constexpr int kWidth = kVec;
-  bf16* dinp;
-  const bf16 *inp, *dout;
-  __device__ void vector(std::int64_t v) const {
-    float x[kVec], g[kVec];
-    unpack8(reinterpret_cast<const uint4*>(inp)[v], x);
-    unpack8(reinterpret_cast<const uint4*>(dout)[v], g);
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) x[k] = gelu_grad(x[k]) * g[k];
-    reinterpret_cast<uint4*>(dinp)[v] = pack8(x);
-  }
-  __device__ void scalar(std::int64_t i) const { dinp[i] = __float2bfloat16(gelu_grad(to_f(inp[i])) * to_f(dout[i])); }
-};
-
-struct AddBf16 {
+// out[i] = f(a[i], b[i]) over bf16 elements, f in fp32: GELU's backward (a the input, b the output gradient) and
+// the residual add.
+template <typename F>
+struct Bf16Binary {
   static constexpr int kWidth = kVec;
   bf16* out;
   const bf16 *a, *b;
+  F f;
   __device__ void vector(std::int64_t v) const {
     float x[kVec], y[kVec];
     unpack8(reinterpret_cast<const uint4*>(a)[v], x);
     unpack8(reinterpret_cast<const uint4*>(b)[v], y);
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) x[k] += y[k];
+    for (int k = 0; k < kVec; ++k) x[k] = f(x[k], y[k]);
     reinterpret_cast<uint4*>(out)[v] = pack8(x);
   }
-  __device__ void scalar(std::int64_t i) const { out[i] = __float2bfloat16(to_f(a[i]) + to_f(b[i])); }
+  __device__ void scalar(std::int64_t i) const { out[i] = __float2bfloat16(f(to_f(a[i]), to_f(b[i]))); }
+};
+struct GeluGradTimes {
+  __device__ float operator()(float x, float dy) const { return gelu_grad(x) * dy; }
+};
+struct Plus {
+  __device__ float operator()(float x, float y) const { return x + y; }
 };
 
 template <typename Op>
@@ -1180,7 +1175,7 @@ void gelu_forward(bf16* out, const bf16* inp, std::int64_t n, cudaStream_t strea
 }
 
 void gelu_backward(bf16* dinp, const bf16* inp, const bf16* dout, std::int64_t n, cudaStream_t stream) {
-  launch_map(GeluBackward{dinp, inp, dout}, n, {dinp, inp, dout}, stream);
+  launch_map(Bf16Binary<GeluGradTimes>{dinp, inp, dout, {}}, n, {dinp, inp, dout}, stream);
 }
 
 void causal_softmax_forward(bf16* att, std::int64_t rows, int T, cudaStream_t stream) {
@@ -1223,7 +1218,7 @@ void crossentropy_backward(bf16* dlogits, const bf16* probs, const std::int32_t*
 template <typename T>
 void add(T* out, const T* a, const T* b, std::int64_t n, cudaStream_t stream) {
   if constexpr (std::is_same_v<T, bf16>) {
-    launch_map(AddBf16{out, a, b}, n, {out, a, b}, stream);
+    launch_map(Bf16Binary<Plus>{out, a, b, {}}, n, {out, a, b}, stream);
   } else {
     add_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(out, a, b, n);
     CUDA_CHECK_LAUNCH();

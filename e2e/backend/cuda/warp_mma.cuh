@@ -40,30 +40,30 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const std::uint32_t (&a)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// Shared memory below is addressed by 32-bit addresses in the shared window (smem_addr).
+
 // Four 8x8 bf16 matrices from shared memory; `row` is this lane's row address (16-byte aligned).
-__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* row) {
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(row))
+               : "r"(row)
                : "memory");
 }
-__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* row) {
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::uint32_t row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(row))
+               : "r"(row)
                : "memory");
 }
 
 // Asynchronous 16-byte (4-byte) copy global -> shared, zeros instead when !valid (src-size 0: nothing is read, but
 // `src` must still be a mapped address). Complete only after cp_async_wait and visible to other threads only after
 // a barrier that follows it.
-__device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
+__device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
 }
-__device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(valid ? 4 : 0)
-               : "memory");
+__device__ __forceinline__ void cp_async_4(std::uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 // Waits until at most N of this thread's committed groups are still in flight.
@@ -76,8 +76,12 @@ __device__ __forceinline__ void block_sync() { __syncthreads(); }
 
 __device__ __forceinline__ float shfl_xor(float v, int lane_mask) { return __shfl_xor_sync(0xffffffffu, v, lane_mask); }
 
-// Two floats (two consecutive fp32 in shared memory, 8-byte aligned).
-__device__ __forceinline__ float2 lds_f32x2(const float* p) { return *reinterpret_cast<const float2*>(p); }
+// Two consecutive fp32 from shared memory (8-byte aligned).
+__device__ __forceinline__ float2 lds_f32x2(std::uint32_t p) {
+  float2 v;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(p) : "memory");
+  return v;
+}
 
 // 2^x: the hardware approximation (ex2.approx.ftz, what exp2f becomes under --use_fast_math; 2^-inf = +0). Its error
 // is far below the bf16 rounding every probability gets next.
@@ -92,6 +96,10 @@ __device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
   const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<const std::uint32_t*>(&v);
 }
+
+// The two bf16 of a packed pair as floats (exact).
+__device__ __forceinline__ float bf16_lo(std::uint32_t pair) { return __uint_as_float(pair << 16); }
+__device__ __forceinline__ float bf16_hi(std::uint32_t pair) { return __uint_as_float(pair & 0xffff0000u); }
 
 // Global memory: a 4-byte store of a packed pair (4-byte aligned), an fp32 store, an fp32 load through the
 // read-only path (the value must not change during the kernel).

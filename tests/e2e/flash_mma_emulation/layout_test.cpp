@@ -1,8 +1,8 @@
 // The warp emulation itself (warp_emulation.hpp), before it is trusted to judge the flash kernels:
 // - its fragment layouts against worked entries of the PTX ISA's figures for mma.m16n8k16 and ldmatrix;
 // - mma.sync on fragments built by hand from the ISA's formulas, against a host matrix product;
-// - the flash kernels' own fragment helpers (flash_mma_kernels.cuh: load_a, load_b_nk, load_b_kn, mma_abt, mma_px,
-//   to_a_fragments) against host matrix products, one at a time;
+// - the flash kernels' own fragment helpers (flash_mma_kernels.cuh: LaneOffsets' three ldmatrix patterns through
+//   mma_abt and mma_px, to_a_fragments) against host matrix products;
 // - that it reports what it claims to: races on shared memory, a read before cp.async.wait_group, divergence at a
 //   warp-wide instruction, a warp returning while others wait at a barrier, global accesses outside the buffers.
 #include <gtest/gtest.h>
@@ -89,7 +89,7 @@ float hi(std::uint32_t r) { return bf16_to_float({static_cast<std::uint16_t>(r >
 
 // Stages a row-major bf16 matrix (rows x 8 k, k 16-byte pieces per row) from global to shared with cp.async, from
 // every thread of a 32-thread block, then waits and synchronises.
-void stage_all(unsigned char* smem, const std::vector<bf16>& g) {
+void stage_all(std::uint32_t smem, const std::vector<bf16>& g) {
   const int pieces = static_cast<int>(g.size() * sizeof(bf16) / 16);
   for (int i = static_cast<int>(threadIdx.x); i < pieces; i += 32) warp::cp_async_16(smem + 16 * i, &g[8 * i], true);
   warp::cp_async_commit();
@@ -104,7 +104,7 @@ TEST_F(WarpEmulation, LdmatrixHandsOutRowsAndColumnsAsDocumented) {
   register_global(g.data(), g.size() * sizeof(bf16), false);
   std::uint32_t x4[32][4], t4[32][4], x2[32][2], x1t[32][1];
   run(32, 512, [&] {
-    unsigned char* smem = warp::dynamic_smem();
+    const std::uint32_t smem = warp::smem_addr(warp::dynamic_smem());
     stage_all(smem, g);
     const int l = static_cast<int>(threadIdx.x);
     std::uint32_t r4[4], r2[2], r1[1];
@@ -173,23 +173,22 @@ TEST_F(WarpEmulation, FlashKernelFragmentHelpersMultiplyCorrectly) {
   for (auto* v : {&a, &b, &x}) register_global(v->data(), v->size() * sizeof(bf16), false);
   float s_out[32][8][4], o_out[32][HS / 8][4];
   run(32, (16 + 128) * ld * sizeof(bf16), [&] {
-    unsigned char* smem = warp::dynamic_smem();
-    bf16* as = reinterpret_cast<bf16*>(smem);
-    bf16* bs = as + 16 * ld;
-    bf16* xs = bs + 64 * ld;
+    const std::uint32_t as = warp::smem_addr(warp::dynamic_smem());
+    const std::uint32_t bs = as + fm::tile_bytes<HS>(16, 0), xs = bs + fm::tile_bytes<HS>(64, 0);
     const int l = static_cast<int>(threadIdx.x);
     for (auto [dst, src, rows] : {std::tuple{as, &a, 16}, std::tuple{bs, &b, 64}, std::tuple{xs, &x, 64}})
-      for (int i = l; i < rows * ld / 8; i += 32) warp::cp_async_16(dst + 8 * i, src->data() + 8 * i, true);
+      for (int i = l; i < rows * ld / 8; i += 32) warp::cp_async_16(dst + 16 * i, src->data() + 8 * i, true);
     warp::cp_async_commit();
     warp::cp_async_wait<0>();
     warp::block_sync();
+    const fm::LaneOffsets<HS> lo(l);
     float s[8][4] = {};
-    fm::mma_abt<HS>(s, as, 0, bs, l);
+    fm::mma_abt<HS>(s, as, 0, bs, lo);
     std::memcpy(s_out[l], s, sizeof s);
     std::uint32_t p[4][4];
     fm::to_a_fragments(p, s);  // S itself as the 16 x 64 left factor
     float o[HS / 8][4] = {};
-    fm::mma_px<HS>(o, p, xs, l);
+    fm::mma_px<HS>(o, p, xs, lo);
     std::memcpy(o_out[l], o, sizeof o);
   });
   auto at = [&](const std::vector<bf16>& m, int r, int c) { return double(bf16_to_float(m[std::size_t(r) * ld + c])); };
@@ -222,7 +221,7 @@ TEST_F(WarpEmulation, ReportsAReadOfAnotherThreadsCopyWithoutABarrier) {
   register_global(g.data(), g.size() * sizeof(bf16), false);
   try {
     run(32, 512, [&] {
-      unsigned char* smem = warp::dynamic_smem();
+      const std::uint32_t smem = warp::smem_addr(warp::dynamic_smem());
       const int l = static_cast<int>(threadIdx.x);
       warp::cp_async_16(smem + 16 * l, &g[8 * l], true);
       warp::cp_async_commit();
@@ -242,12 +241,12 @@ TEST_F(WarpEmulation, ReportsAReadBeforeTheCopyCompletes) {
   register_global(g.data(), g.size() * sizeof(float), false);
   try {
     run(32, 256, [&] {
-      float* smem = reinterpret_cast<float*>(warp::dynamic_smem());
+      const std::uint32_t smem = warp::smem_addr(warp::dynamic_smem());
       const int l = static_cast<int>(threadIdx.x);
-      warp::cp_async_4(smem + 2 * l, &g[2 * l], true);
-      warp::cp_async_4(smem + 2 * l + 1, &g[2 * l + 1], true);
+      warp::cp_async_4(smem + 8 * l, &g[2 * l], true);
+      warp::cp_async_4(smem + 8 * l + 4, &g[2 * l + 1], true);
       warp::cp_async_commit();
-      warp::lds_f32x2(smem + 2 * l);  // its own words, not waited for
+      warp::lds_f32x2(smem + 8 * l);  // its own words, not waited for
     });
     FAIL() << "no fault reported";
   } catch (const EmulationError& e) {
@@ -260,7 +259,7 @@ TEST_F(WarpEmulation, ReportsACopyOverDataOthersStillRead) {
   register_global(g.data(), g.size() * sizeof(bf16), false);
   try {
     run(64, 1024, [&] {
-      unsigned char* smem = warp::dynamic_smem();
+      const std::uint32_t smem = warp::smem_addr(warp::dynamic_smem());
       const int t = static_cast<int>(threadIdx.x), l = t % 32;
       warp::cp_async_16(smem + 16 * t, &g[8 * t], true);
       warp::cp_async_commit();

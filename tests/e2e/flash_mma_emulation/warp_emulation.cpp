@@ -68,7 +68,7 @@ const char* op_name(Op op) {
 struct Slot {
   Op op = Op::exit;
   int variant = 0;  // ldmatrix: matrices * 2 + trans; shfl: the lane mask
-  const unsigned char* addr = nullptr;
+  std::uint32_t addr = 0;
   std::uint32_t a[4] = {}, b[2] = {};
   float c[4] = {};
   float value = 0.0f;
@@ -150,16 +150,14 @@ void require(bool ok, Message message) {
   if (!ok) ZEROPP_EMU_FAIL(message());
 }
 
-// ---- shared memory: bounds, alignment and the race check.
-std::size_t smem_offset(const void* p, std::size_t bytes, std::size_t align, const char* what) {
-  const auto* c = static_cast<const unsigned char*>(p);
+// ---- shared memory: bounds, alignment and the race check. Shared addresses are offsets into the block's memory.
+std::size_t smem_offset(std::uint32_t addr, std::size_t bytes, std::size_t align, const char* what) {
   Block& b = block();
-  const unsigned char* base = b.smem.data();
-  require(c >= base && c + bytes <= base + b.smem.size(), [&] {
-    return std::string(what) + ": address outside the block's " + std::to_string(b.smem.size()) +
-           " bytes of shared memory";
+  const std::size_t off = addr;
+  require(off + bytes <= b.smem.size(), [&] {
+    return std::string(what) + ": shared address " + std::to_string(off) + " outside the block's " +
+           std::to_string(b.smem.size()) + " bytes of shared memory";
   });
-  const std::size_t off = static_cast<std::size_t>(c - base);
   require(off % align == 0,
           [&] { return std::string(what) + ": shared address not " + std::to_string(align) + "-byte aligned"; });
   return off;
@@ -294,7 +292,7 @@ void run_ldmatrix(Lane* w, int matrices, bool trans) {
       const Lane& from = w[8 * i + r];
       const std::size_t off = smem_offset(from.slot.addr, 16, 16, "ldmatrix row");
       check_read(off, 16, from.tid, "ldmatrix");
-      std::memcpy(M[i][r], from.slot.addr, 16);
+      std::memcpy(M[i][r], block().smem.data() + off, 16);
     }
   for (int l = 0; l < kLanes; ++l)
     for (int i = 0; i < matrices; ++i) {
@@ -489,6 +487,13 @@ using emu::Op;
 
 unsigned char* dynamic_smem() { return emu::block().smem.data(); }
 
+std::uint32_t smem_addr(const void* p) {
+  const auto* c = static_cast<const unsigned char*>(p);
+  const unsigned char* base = emu::block().smem.data();
+  if (c < base || c > base + emu::block().smem.size()) ZEROPP_EMU_FAIL("smem_addr: not a shared-memory pointer");
+  return static_cast<std::uint32_t>(c - base);
+}
+
 void mma_bf16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
   emu::Slot& s = emu::lane().slot;
   std::copy(a, a + 4, s.a);
@@ -501,14 +506,14 @@ void mma_bf16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std:
 }
 
 namespace {
-void ldmatrix(std::uint32_t* r, int matrices, bool trans, const void* row) {
-  emu::lane().slot.addr = static_cast<const unsigned char*>(row);
+void ldmatrix(std::uint32_t* r, int matrices, bool trans, std::uint32_t row) {
+  emu::lane().slot.addr = row;
   emu::arrive(Op::ldmatrix, matrices * 2 + (trans ? 1 : 0));
   const emu::Slot& s = emu::lane().slot;
   std::copy(s.out_u, s.out_u + matrices, r);
 }
 
-void cp_async(void* dst, const void* src, int bytes, bool valid) {
+void cp_async(std::uint32_t dst, const void* src, int bytes, bool valid) {
   emu::Lane& me = emu::lane();
   const std::size_t off =
       emu::smem_offset(dst, static_cast<std::size_t>(bytes), static_cast<std::size_t>(bytes), "cp.async destination");
@@ -518,7 +523,7 @@ void cp_async(void* dst, const void* src, int bytes, bool valid) {
   if (reinterpret_cast<std::uintptr_t>(src) % static_cast<std::uintptr_t>(bytes) != 0)
     ZEROPP_EMU_FAIL("cp.async source not " + std::to_string(bytes) + "-byte aligned");
   emu::check_copy_issue(off, static_cast<std::size_t>(bytes), me.tid);
-  me.open.push_back({static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), bytes, valid});
+  me.open.push_back({emu::block().smem.data() + off, static_cast<const unsigned char*>(src), bytes, valid});
 }
 
 void global_write(void* p, const void* v, std::size_t bytes, const char* what) {
@@ -531,13 +536,13 @@ void global_write(void* p, const void* v, std::size_t bytes, const char* what) {
 }
 }  // namespace
 
-void ldmatrix_x4(std::uint32_t (&r)[4], const void* row) { ldmatrix(r, 4, false, row); }
-void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* row) { ldmatrix(r, 4, true, row); }
-void ldmatrix_x1(std::uint32_t (&r)[1], const void* row, bool trans) { ldmatrix(r, 1, trans, row); }
-void ldmatrix_x2(std::uint32_t (&r)[2], const void* row, bool trans) { ldmatrix(r, 2, trans, row); }
+void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t row) { ldmatrix(r, 4, false, row); }
+void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::uint32_t row) { ldmatrix(r, 4, true, row); }
+void ldmatrix_x1(std::uint32_t (&r)[1], std::uint32_t row, bool trans) { ldmatrix(r, 1, trans, row); }
+void ldmatrix_x2(std::uint32_t (&r)[2], std::uint32_t row, bool trans) { ldmatrix(r, 2, trans, row); }
 
-void cp_async_16(void* dst, const void* src, bool valid) { cp_async(dst, src, 16, valid); }
-void cp_async_4(void* dst, const void* src, bool valid) { cp_async(dst, src, 4, valid); }
+void cp_async_16(std::uint32_t dst, const void* src, bool valid) { cp_async(dst, src, 16, valid); }
+void cp_async_4(std::uint32_t dst, const void* src, bool valid) { cp_async(dst, src, 4, valid); }
 
 void cp_async_commit() {
   emu::Lane& me = emu::lane();
@@ -562,17 +567,20 @@ float shfl_xor(float v, int lane_mask) {
   return emu::lane().slot.out_f[0];
 }
 
-float2 lds_f32x2(const float* p) {
+float2 lds_f32x2(std::uint32_t p) {
   const std::size_t off = emu::smem_offset(p, 8, 8, "ld.shared.v2.f32");
   emu::check_read(off, 8, emu::lane().tid, "ld.shared");
   float2 v;
-  std::memcpy(&v, p, 8);
+  std::memcpy(&v, emu::block().smem.data() + off, 8);
   return v;
 }
 
 std::uint32_t pack_bf16x2(float lo, float hi) {
   return std::uint32_t{emu::float_to_bf16(lo).bits} | (std::uint32_t{emu::float_to_bf16(hi).bits} << 16);
 }
+
+float bf16_lo(std::uint32_t pair) { return std::bit_cast<float>(pair << 16); }
+float bf16_hi(std::uint32_t pair) { return std::bit_cast<float>(pair & 0xffff0000u); }
 
 void store_bf16x2(__nv_bfloat16* p, std::uint32_t v) { global_write(p, &v, 4, "bf16x2 store"); }
 void store_f32(float* p, float v) { global_write(p, &v, 4, "fp32 store"); }

@@ -67,14 +67,17 @@ Dim3 block_dim();
 namespace zeropp::e2e::cuda::warp {
 
 unsigned char* dynamic_smem();
+// A shared address: the offset from the start of the block's shared memory (on the device, the address in the
+// shared window; either way a 32-bit number the kernels add byte offsets to).
+std::uint32_t smem_addr(const void* p);
 void mma_bf16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1);
-void ldmatrix_x4(std::uint32_t (&r)[4], const void* row);
-void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* row);
+void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t row);
+void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::uint32_t row);
 // The narrower forms (not used by the kernels; layout_test.cpp checks them too).
-void ldmatrix_x1(std::uint32_t (&r)[1], const void* row, bool trans = false);
-void ldmatrix_x2(std::uint32_t (&r)[2], const void* row, bool trans = false);
-void cp_async_16(void* dst, const void* src, bool valid);
-void cp_async_4(void* dst, const void* src, bool valid);
+void ldmatrix_x1(std::uint32_t (&r)[1], std::uint32_t row, bool trans = false);
+void ldmatrix_x2(std::uint32_t (&r)[2], std::uint32_t row, bool trans = false);
+void cp_async_16(std::uint32_t dst, const void* src, bool valid);
+void cp_async_4(std::uint32_t dst, const void* src, bool valid);
 void cp_async_commit();
 void cp_async_wait_groups(int n);
 template <int N>
@@ -83,9 +86,11 @@ void cp_async_wait() {
 }
 void block_sync();
 float shfl_xor(float v, int lane_mask);
-float2 lds_f32x2(const float* p);
+float2 lds_f32x2(std::uint32_t p);
 inline float exp2_approx(float x) { return exp2f(x); }
 std::uint32_t pack_bf16x2(float lo, float hi);
+float bf16_lo(std::uint32_t pair);
+float bf16_hi(std::uint32_t pair);
 void store_bf16x2(__nv_bfloat16* p, std::uint32_t v);
 void store_f32(float* p, float v);
 float load_f32(const float* p);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cuda_util/check.hpp"
+#include "e2e/backend/cuda/flash_launch.cuh"
 #include "e2e/backend/cuda/warp_mma.cuh"
 // The kernels after their primitives (warp_mma.cuh), as the file asks.
 #include "e2e/backend/cuda/flash_mma_kernels.cuh"
@@ -18,25 +19,14 @@ namespace {
 namespace fm = flash_mma;
 using bf16 = __nv_bfloat16;
 
-dim3 mma_grid(int T, std::int64_t pairs) {
-  if (pairs < 1 || pairs > 65535)
-    throw std::length_error("cuda flash attention: " + std::to_string(pairs) +
-                            " (sequence, head) pairs exceed one launch's grid.y of 65535");
-  return dim3(static_cast<unsigned>(fm::row_tiles(T)), static_cast<unsigned>(pairs));
-}
-
-// More than 48 KB of dynamic shared memory must be allowed per kernel; set it to exactly what this launch needs.
-template <typename Kernel>
-void allow_shared(Kernel kernel, std::size_t bytes) {
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-}
+dim3 mma_grid(int T, std::int64_t pairs) { return flash_launch_grid(fm::row_tiles(T), pairs); }
 
 float softmax_scale(int hs) { return 1.0f / std::sqrt(static_cast<float>(hs)); }
 
 template <int HS>
 void forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int NH, int KVH, cudaStream_t stream) {
   const std::size_t bytes = fm::Smem<HS>::forward;
-  allow_shared(fm::flash_mma_forward_kernel<HS>, bytes);
+  allow_dynamic_shared(fm::flash_mma_forward_kernel<HS>, bytes);
   fm::flash_mma_forward_kernel<HS><<<mma_grid(T, std::int64_t{B} * NH), fm::kThreads, bytes, stream>>>(
       out, lse, qkv, FlashShape{T, NH, KVH, HS}, softmax_scale(HS));
   CUDA_CHECK_LAUNCH();
@@ -47,11 +37,11 @@ void backward(bf16* dqkv, const float* delta, const bf16* dout, const float* lse
               int KVH, cudaStream_t stream) {
   const FlashShape sh{T, NH, KVH, HS};
   const float scale = softmax_scale(HS);
-  allow_shared(fm::flash_mma_dq_kernel<HS>, fm::Smem<HS>::dq);
+  allow_dynamic_shared(fm::flash_mma_dq_kernel<HS>, fm::Smem<HS>::dq);
   fm::flash_mma_dq_kernel<HS><<<mma_grid(T, std::int64_t{B} * NH), fm::kThreads, fm::Smem<HS>::dq, stream>>>(
       dqkv, delta, dout, lse, qkv, sh, scale);
   CUDA_CHECK_LAUNCH();
-  allow_shared(fm::flash_mma_dkv_kernel<HS>, fm::Smem<HS>::dkv);
+  allow_dynamic_shared(fm::flash_mma_dkv_kernel<HS>, fm::Smem<HS>::dkv);
   fm::flash_mma_dkv_kernel<HS><<<mma_grid(T, std::int64_t{B} * KVH), fm::kThreads, fm::Smem<HS>::dkv, stream>>>(
       dqkv, delta, dout, lse, qkv, sh, scale);
   CUDA_CHECK_LAUNCH();

@@ -193,6 +193,30 @@ __device__ __forceinline__ void zero(float (&acc)[N][4]) {
   for (int n = 0; n < N; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
 }
 
+// This thread's place in its block: its lane, its warp's first row w0 in the block's tile, and the accumulator rows
+// (w0 + g, w0 + g + 8) and column pairs (c2, c2 + 1, plus 8 n) it holds (warp_mma.cuh's C layout).
+struct LanePlace {
+  int lane, w0, g, c2;
+  __device__ LanePlace()
+      : lane(static_cast<int>(threadIdx.x) % 32),
+        w0(static_cast<int>(threadIdx.x) / 32 * kWarpRows),
+        g(lane / 4),
+        c2(2 * (lane % 4)) {}
+};
+
+// The query tile of a forward or dq block: rows q0 .. q0 + 63 (tile index `tile`) of head h of sequence b, whose
+// key/value head is kvh. The heaviest blocks (last query tiles, the most key tiles) get the lowest block indices,
+// so they start first.
+struct QueryTile {
+  int tile, q0, b, h, kvh;
+  __device__ explicit QueryTile(const FlashShape& sh)
+      : tile(static_cast<int>(gridDim.x - 1 - blockIdx.x)),
+        q0(tile * kRows),
+        b(static_cast<int>(blockIdx.y) / sh.NH),
+        h(static_cast<int>(blockIdx.y) % sh.NH),
+        kvh(h / (sh.NH / sh.KVH)) {}
+};
+
 // Sets the elements of a 16 x 64 score accumulator to -inf (probability 0 after the exponential) where hidden(r, c)
 // says so, r the row in the block's tile (w0 + g, w0 + g + 8), c the column in the staged tile (8 j + c2, + 1).
 // Called only for the tiles that have hidden elements, so the others run no mask code at all.
@@ -224,24 +248,20 @@ __device__ __forceinline__ void store_rows(bf16* dst, std::int64_t ld, const flo
 }
 
 // ---- forward: grid (row_tiles(T), B NH), block kThreads, Smem<HS>::forward bytes.
-// Query rows q0 .. q0 + 63 of head h of sequence b; the heaviest blocks (last query tiles, the most key tiles) get
-// the lowest block indices, so they start first. Q, K, V are staged once each and the copies overlap the arithmetic
-// as in FlashAttention-2's kernel: V's copy runs while S and the softmax are computed, the next K's while O += P V
-// is; two barriers per key tile. Q is re-read as A fragments from shared memory each step rather than held in
-// registers (32 more per lane at HS 128). HS 128: 164 registers, 52,224 B (3 tiles) -> 3 blocks per SM (12 warps);
+// Query rows q0 .. q0 + 63 of head h of sequence b (QueryTile). Q, K, V are staged once each and the copies overlap the
+// arithmetic as in FlashAttention-2's kernel: V's copy runs while S and the softmax are computed, the next K's while O
+// += P V is; two barriers per key tile. Q is re-read as A fragments from shared memory each step rather than held in
+// registers (32 more per lane at HS 128). HS 128: 162 registers, 52,224 B (3 tiles) -> 3 blocks per SM (12 warps);
 // HS 64: 124 registers, 27,648 B -> 4 blocks (16 warps). No spills.
 template <int HS>
 __global__ void __launch_bounds__(kThreads, kForwardBlocks<HS>)
     flash_mma_forward_kernel(bf16* out, float* lse, const bf16* qkv, FlashShape sh, float scale) {
   using L = Smem<HS>;
   const uint32_t qs = warp::smem_addr(warp::dynamic_smem()), ks = qs + L::tile, vs = ks + L::tile;
-  const int lane = static_cast<int>(threadIdx.x) % 32, w0 = static_cast<int>(threadIdx.x) / 32 * kWarpRows;
-  const int g = lane / 4, c2 = 2 * (lane % 4);  // this lane's accumulator rows w0 + g (+ 8), columns c2 (+ 1) + 8 n
+  const auto [lane, w0, g, c2] = LanePlace();
+  const auto [tile, q0, b, h, kvh] = QueryTile(sh);
   const LaneOffsets<HS> lo(lane);
   const int T = sh.T, W = sh.W();
-  const int tile = static_cast<int>(gridDim.x - 1 - blockIdx.x), q0 = tile * kRows;
-  const int b = static_cast<int>(blockIdx.y) / sh.NH, h = static_cast<int>(blockIdx.y) % sh.NH;
-  const int kvh = h / (sh.NH / sh.KVH);
   const bf16* base = qkv + std::int64_t{b} * T * W;
   const float scale_log2 = scale * kLog2e;  // p = exp(scale s - scale m) = 2^((s - m) scale_log2)
 
@@ -331,7 +351,7 @@ __global__ void __launch_bounds__(kThreads, kForwardBlocks<HS>)
 }
 
 // ---- dq: grid (row_tiles(T), B NH), block kThreads, Smem<HS>::dq bytes.
-// Query rows q0 .. q0 + 63 of head h: for each key tile at or below the diagonal, S = Q K^T, dP = dO V^T,
+// Query rows q0 .. q0 + 63 of head h (QueryTile): for each key tile at or below the diagonal, S = Q K^T, dP = dO V^T,
 // P = exp(scale S - lse), dS = P (dP - delta), dQ += dS K; finally dq = scale dQ. Q and dO stay staged for the
 // whole kernel and are re-read as A fragments (keeping them in registers would cost 64 of them at HS 128); K is
 // double-buffered, since it is read at both ends of a step (S, then dQ), and its next tile's copy runs during the
@@ -346,13 +366,10 @@ __global__ void __launch_bounds__(kThreads, kDqBlocks<HS>)
   const uint32_t gs = qs + L::tile;    // dO
   const uint32_t kbuf = gs + L::tile;  // K[n] at kbuf + (n % 2) tile
   const uint32_t vs = kbuf + 2 * L::tile;
-  const int lane = static_cast<int>(threadIdx.x) % 32, w0 = static_cast<int>(threadIdx.x) / 32 * kWarpRows;
-  const int g = lane / 4, c2 = 2 * (lane % 4);
+  const auto [lane, w0, g, c2] = LanePlace();
+  const auto [tile, q0, b, h, kvh] = QueryTile(sh);
   const LaneOffsets<HS> lo(lane);
   const int T = sh.T, W = sh.W();
-  const int tile = static_cast<int>(gridDim.x - 1 - blockIdx.x), q0 = tile * kRows;
-  const int b = static_cast<int>(blockIdx.y) / sh.NH, h = static_cast<int>(blockIdx.y) % sh.NH;
-  const int kvh = h / (sh.NH / sh.KVH);
   const bf16* base = qkv + std::int64_t{b} * T * W;
   const float scale_log2 = scale * kLog2e;
 
@@ -427,8 +444,7 @@ __global__ void __launch_bounds__(kThreads, kDkvBlocks<HS>)
   const uint32_t gbuf = qbuf + 2 * L::tile;    // dO likewise
   const uint32_t lbuf = gbuf + 2 * L::tile;    // lse likewise, rowvec bytes each
   const uint32_t dbuf = lbuf + 2 * L::rowvec;  // delta likewise
-  const int lane = static_cast<int>(threadIdx.x) % 32, w0 = static_cast<int>(threadIdx.x) / 32 * kWarpRows;
-  const int g = lane / 4, c2 = 2 * (lane % 4);
+  const auto [lane, w0, g, c2] = LanePlace();
   const LaneOffsets<HS> lo(lane);
   const int T = sh.T, W = sh.W(), C = sh.C(), group = sh.NH / sh.KVH;
   const int tile = static_cast<int>(blockIdx.x), j0 = tile * kRows;  // the first key tiles see the most query tiles

@@ -5,6 +5,7 @@
 
 #include "e2e/backend/cuda/flash_shape.cuh"
 #include "e2e/backend/cuda/warp_reduce.cuh"
+#include "e2e/backend/cuda/flash_launch.cuh"
 #include "e2e/backend/cuda/flash_mma.cuh"
 #include "e2e/backend/cuda/flash_tc.cuh"
 
@@ -1050,12 +1051,7 @@ void rope(bf16* qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, dou
 
 namespace {
 // The flash kernels' grid: x over rows (kFlashWarps per block), y over (sequence, head) pairs.
-dim3 flash_grid(int T, std::int64_t pairs) {
-  if (pairs < 1 || pairs > 65535)
-    throw std::length_error("cuda flash attention: " + std::to_string(pairs) +
-                            " (sequence, head) pairs exceed one launch's grid.y of 65535");
-  return dim3(static_cast<unsigned>((T + kFlashWarps - 1) / kFlashWarps), static_cast<unsigned>(pairs));
-}
+dim3 flash_grid(int T, std::int64_t pairs) { return flash_launch_grid((T + kFlashWarps - 1) / kFlashWarps, pairs); }
 void check_flash(int T, int NH, int KVH, int hs) {
   if (T < 1 || NH < 1 || KVH < 1 || NH % KVH != 0 || hs < 1 || hs > kFlashMaxHead)
     throw std::invalid_argument("cuda flash attention: needs T >= 1, KVH dividing NH and 1 <= hs <= " +

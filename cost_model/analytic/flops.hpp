@@ -107,9 +107,17 @@ double narayanan_flops_per_iteration(const ModelSpec& model, long long global_ba
 struct Gemm {
   double m = 0, n = 0, k = 0;
   double count = 1;
+  // Bytes the epilogue moves per output element: 0 for a fresh store of the GEMM's output dtype (every GEMM but a
+  // weight gradient accumulated in place: wgrad_gemm). Read where a GEMM is priced by its traffic (op_time.hpp).
+  double store_bytes = 0;
   double flops_each() const { return 2.0 * m * n * k; }
   double flops() const { return flops_each() * count; }
 };
+// The backward GEMMs of a weight GEMM g = X W (X: m x k activations, W: k x n): the input gradient dX = dY W^T
+// (m x k, deep n) and the weight gradient dW = X^T dY (k x n, deep m, the tokens), whose epilogue moves
+// `store_bytes` per element of dW (0: a fresh store; grad_accumulation.hpp says what each framework's moves).
+inline Gemm dgrad_gemm(const Gemm& g) { return Gemm{g.m, g.k, g.n, g.count}; }
+inline Gemm wgrad_gemm(const Gemm& g, double store_bytes = 0) { return Gemm{g.k, g.n, g.m, g.count, store_bytes}; }
 struct LayerGemms {
   // qkv, attention scores (Q K^T), attention x V, output projection, up (+ gate for swiglu: count 2), down.
   enum Index { qkv = 0, scores = 1, context = 2, proj = 3, up = 4, down = 5 };

@@ -38,8 +38,8 @@ double fp8_gemm_time(const ClusterSpec& cluster, const Gemm& g) {
   const double rate = cluster.fp8_peak_flops * cluster.gpu->fp8_matmul_efficiency.value *
                       gemm_utilization(cluster, g.m, g.n, g.k, g.count);
   const double compute = g.flops() / rate;
-  return gemm_roofline(cluster, compute, kFp8Bytes * (g.m * g.k + g.k * g.n) * g.count,
-                       element_bytes(Dtype::bf16) * g.m * g.n * g.count);
+  const double store = g.store_bytes > 0 ? g.store_bytes : element_bytes(Dtype::bf16);  // accumulated: flops.hpp
+  return gemm_roofline(cluster, compute, kFp8Bytes * (g.m * g.k + g.k * g.n) * g.count, store * g.m * g.n * g.count);
 }
 
 double linear_weight_elements(const LayerGemms& g) {

@@ -90,7 +90,9 @@ double GemmPricer::shaped_seconds(const Gemm& g) const {
   const double compute =
       g.flops() / (peak * cluster_.gpu->matmul_efficiency.value * gemm_utilization(cluster_, g.m, g.n, g.k, g.count));
   const double e = element_bytes_ * g.count;
-  return gemm_roofline(cluster_, compute, e * (g.m * g.k + g.k * g.n), e * g.m * g.n);
+  // A weight gradient accumulated in place moves its accumulator's bytes (flops.hpp, Gemm::store_bytes).
+  const double store = (g.store_bytes > 0 ? g.store_bytes : element_bytes_) * g.count;
+  return gemm_roofline(cluster_, compute, e * (g.m * g.k + g.k * g.n), store * g.m * g.n);
 }
 
 double gemm_roofline(const ClusterSpec& cluster, double compute, double read_bytes, double store_bytes) {

@@ -11,8 +11,10 @@
 //             gemm_tile_rows x gemm_tile_cols tiles (the better of the two orientations), tiles run one per SM per
 //             wave, so utilization = useful outputs / (tiles x tile size) x tiles / (waves x sm_count); a GEMM of
 //             fewer tiles than SMs is split along k (split-K, slices of at least 256) to fill the waves;
-//   memory    e (mk + kn + mn) count / (HBM bandwidth x hbm_efficiency): a GEMM cannot beat reading its operands
-//             and writing its output once (the roofline: small-k GEMMs of tensor-parallel shards are bound here);
+//   memory    (e (mk + kn) + o mn) count / (HBM bandwidth x hbm_efficiency): a GEMM cannot beat reading its
+//             operands and writing its output once (the roofline: small-k GEMMs of tensor-parallel shards are bound
+//             here); o = e, or the bytes a weight gradient accumulated in place moves per element (Gemm::store_bytes:
+//             Megatron's fp32 main_grad read and written, 8; grad_accumulation.hpp);
 //   time      the larger of the two; where the profile says a share x of the output store is exposed
 //             (gpu.gemm_epilogue_exposed: the epilogue writes a tile after its main loop), the larger of compute
 //             and the reads with the rest of the store, plus x of the store: max(compute, reads + (1 - x) store)

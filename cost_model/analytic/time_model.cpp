@@ -11,6 +11,7 @@
 #include "cost_model/analytic/contention.hpp"
 #include "cost_model/analytic/flops.hpp"
 #include "cost_model/analytic/fp8_cost.hpp"
+#include "cost_model/analytic/grad_accumulation.hpp"
 #include "cost_model/analytic/op_time.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/analytic/stage_balance.hpp"
@@ -76,20 +77,21 @@ KernelBytes layer_kernel_bytes(const ModelSpec& model, int b, int tp, bool sp, D
 }
 
 // A weight GEMM X W (X: m x k activations, W: k x n) three ways: forward m x n deep k; input gradient
-// dX = dY W^T, m x k deep n; weight gradient dW = X^T dY, k x n deep m (the tokens).
+// dX = dY W^T, m x k deep n; weight gradient dW = X^T dY, k x n deep m (the tokens), its epilogue moving
+// `wgrad_store` bytes per element (flops.hpp, wgrad_gemm; grad_accumulation.hpp).
 struct PassSeconds {
   double forward = 0, dgrad = 0, wgrad = 0;
 };
 template <typename GemmSeconds>
-PassSeconds pass_seconds(const GemmSeconds& seconds, const Gemm& g) {
-  return {seconds(g), seconds(Gemm{g.m, g.k, g.n, g.count}), seconds(Gemm{g.k, g.n, g.m, g.count})};
+PassSeconds pass_seconds(const GemmSeconds& seconds, const Gemm& g, double wgrad_store) {
+  return {seconds(g), seconds(dgrad_gemm(g)), seconds(wgrad_gemm(g, wgrad_store))};
 }
 using WeightGemmSeconds = PassSeconds;
 template <typename GemmSeconds>
-WeightGemmSeconds weight_gemm_seconds(const GemmSeconds& seconds, const LayerGemms& g) {
+WeightGemmSeconds weight_gemm_seconds(const GemmSeconds& seconds, const LayerGemms& g, double wgrad_store) {
   WeightGemmSeconds out;
   for (int i : {LayerGemms::qkv, LayerGemms::proj, LayerGemms::up, LayerGemms::down}) {
-    const PassSeconds p = pass_seconds(seconds, g.gemm[i]);
+    const PassSeconds p = pass_seconds(seconds, g.gemm[i], wgrad_store);
     out.forward += p.forward;
     out.dgrad += p.dgrad;
     out.wgrad += p.wgrad;
@@ -253,8 +255,11 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
   std::optional<ModelSpec> cp_copy;
   const ModelSpec& local = cp_rank_model(m, par.cp, cp_copy);
   const LayerGemms g = layer_gemms(local, b, t);
+  // How the framework accumulates the weight gradients over the micro-batches (grad_accumulation.hpp): in the wgrad
+  // GEMM's epilogue, or in kernels of their own, part of the W action.
+  const GradAccumulation accumulation = grad_accumulation(par, basics.sync, basics.precision);
   // Each weight GEMM three ways, each at its own shape (op_time.hpp): forward, input gradient, weight gradient.
-  const WeightGemmSeconds weights = weight_gemm_seconds(weight_seconds, g);
+  const WeightGemmSeconds weights = weight_gemm_seconds(weight_seconds, g, accumulation.layer_store);
   const Fp8CastBytes casts = fp8_layer_cast_bytes(plan, g);  // none without FP8
   KernelBytes k = layer_kernel_bytes(local, b, t, par.sequence_parallel, par.dtype);
   if (gemm_traffic_priced(c, par.dtype)) {  // the score GEMMs' own traffic is in their time already
@@ -266,7 +271,7 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
   core.b *= par.cp;
   const double layer_f = weights.forward + core.f + mem_seconds(k.tokens_fwd + k.attention_fwd + casts.forward);
   const double layer_b = weights.dgrad + core.b + mem_seconds(k.tokens_bwd + k.attention_bwd + casts.backward);
-  const double layer_w = weights.wgrad;
+  const double layer_w = weights.wgrad + mem_seconds(accumulation.kernel * linear_weight_elements(g));
   double layer_rc = 0;
   if (par.recompute == Recompute::full) layer_rc = layer_f;
   if (par.recompute == Recompute::selective) {
@@ -283,7 +288,7 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
   a.w = lc * layer_w;
   a.recompute = lc * layer_rc;
   // TP communication as the framework runs it, with what its overlap costs (tp_overlap.hpp), on s/cp tokens.
-  const TpLayerSeconds tp = tp_layer_seconds(plan, local, g, weight_seconds);
+  const TpLayerSeconds tp = tp_layer_seconds(plan, local, g, weight_seconds, accumulation.layer_store);
   a.tp_f = lc * tp.forward;
   a.tp_b = lc * tp.backward;
   const CpSeconds cps = cp_layer_seconds(plan, local, core);
@@ -297,14 +302,14 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
   // cross-entropy's kernels as the framework runs them (framework.hpp, cross_entropy_bytes_per_logit).
   const Gemm head{static_cast<double>(b) * local.seq_len, static_cast<double>(m.vocab) / t,
                   static_cast<double>(m.hidden), 1};
-  const PassSeconds head_gemm = pass_seconds(gemm_seconds, head);
+  const PassSeconds head_gemm = pass_seconds(gemm_seconds, head, accumulation.head_store);
   const double tokens = static_cast<double>(b) * local.seq_len;
   const double norm_share = par.sequence_parallel ? t : 1;
   const double logits = static_cast<double>(m.vocab) / t;
   const CrossEntropyBytes ce = cross_entropy_bytes_per_logit(framework_of(par), e);
   a.head_f = head_gemm.forward + mem_seconds(tokens * (2 * e * m.hidden / norm_share + ce.forward * logits));
   a.head_b = head_gemm.dgrad + mem_seconds(tokens * (3 * e * m.hidden / norm_share + ce.backward * logits));
-  a.head_w = head_gemm.wgrad;
+  a.head_w = head_gemm.wgrad + mem_seconds(accumulation.kernel * head.k * head.n);
   if (t > 1) {
     const Group tg = tp_group(par);
     // SP gathers the final norm's output before the head; the head's input gradient is all-reduced
@@ -397,10 +402,13 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
     const Group eg = embedding_group(par);
     a.embedding_sync = collective_time(c, Collective::all_reduce, eg.size, eg.stride, bytes);
   }
-  // The step streams its states once (memory-bound), unless the profile measured a slower update rate.
+  // The step streams its states once (memory-bound), unless the profile measured a slower update rate; then the
+  // gradient buffer the rank holds (its shard under ZeRO-3) is reset for the next iteration where the framework
+  // zeroes it (grad_accumulation.hpp).
   const double opt_params = psi / sync.optimizer_shards;
   a.opt_step = std::max(mem_seconds(adam_bytes_per_param(precision) * opt_params),
-                        c.optimizer_rate > 0 ? opt_params / c.optimizer_rate : 0.0);
+                        c.optimizer_rate > 0 ? opt_params / c.optimizer_rate : 0.0) +
+               mem_seconds(accumulation.reset * psi / sync.shard_group);
   return a;
 }
 

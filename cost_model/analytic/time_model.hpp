@@ -65,7 +65,8 @@ double efficiency_ceiling(const ClusterSpec& cluster, Dtype dtype);
 // bias-dropout-residual adds (replicated over TP unless sequence_parallel), activation function and, with unfused
 // attention, the s x s attention tensor (QK^T output, softmax, dropout, read by the context GEMM; split over TP;
 // flash keeps it on chip). Counted kernel by kernel in time_model.cpp. All backward kernels belong to B; W is
-// weight GEMMs only.
+// the weight GEMMs and the framework's weight-gradient accumulation (grad_accumulation.hpp: in the GEMMs' epilogue
+// or in kernels of its own).
 double layer_forward_kernel_bytes(const ModelSpec& model, int b, int tp, bool sequence_parallel, Dtype dtype);
 double layer_backward_kernel_bytes(const ModelSpec& model, int b, int tp, bool sequence_parallel, Dtype dtype);
 // Adam step bytes per parameter whose optimizer state the GPU holds, at the framework's precision: read the

@@ -17,10 +17,8 @@ constexpr int kPipelineSplits = 4;
 
 // The chunks of a GEMM cut along its rows (the tokens: what the sequence-parallel collectives split).
 Gemm rows_chunk(const Gemm& g, int chunks) { return Gemm{g.m / chunks, g.n, g.k, g.count}; }
-// The backward GEMMs of X W (X: m tokens x k, W: k x n): the input gradient dY W^T keeps the token rows (m x k,
-// deep n); the weight gradient X^T dY contracts over them (k x n, deep m).
-Gemm dgrad(const Gemm& g) { return Gemm{g.m, g.k, g.n, g.count}; }
-Gemm wgrad(const Gemm& g) { return Gemm{g.k, g.n, g.m, g.count}; }
+// The backward GEMMs (flops.hpp): the input gradient keeps the token rows, the weight gradient contracts over them.
+Gemm dgrad(const Gemm& g) { return dgrad_gemm(g); }
 
 struct Pricing {
   const ClusterSpec& cluster;
@@ -82,7 +80,9 @@ struct Pricing {
 }  // namespace
 
 TpLayerSeconds tp_layer_seconds(const Plan& plan, const ModelSpec& model, const LayerGemms& gemms,
-                                const std::function<double(const Gemm&)>& gemm_seconds) {
+                                const std::function<double(const Gemm&)>& gemm_seconds, double wgrad_store) {
+  // The weight-gradient GEMMs as the W action prices them (accumulating in place where the framework does).
+  const auto wgrad = [wgrad_store](const Gemm& g) { return wgrad_gemm(g, wgrad_store); };
   const ParallelSpec& par = plan.parallel;
   if (par.tp <= 1) return {};
   const Group g = tp_group(par);

@@ -49,12 +49,14 @@ struct TpLayerSeconds {
 
 // `gemm_seconds(g)` prices a GEMM (all g.count of them) on the plan's GPU with every SM. `model` is the model as
 // one rank holds its tokens (with context parallelism: cp_rank_model, s/cp tokens per message); the plan's own
-// model in the second form.
+// model in the second form. `wgrad_store`: the bytes per element the weight-gradient GEMMs' epilogue moves
+// (Gemm::store_bytes; grad_accumulation.hpp), 0 for a fresh store.
 TpLayerSeconds tp_layer_seconds(const Plan& plan, const ModelSpec& model, const LayerGemms& gemms,
-                                const std::function<double(const Gemm&)>& gemm_seconds);
+                                const std::function<double(const Gemm&)>& gemm_seconds, double wgrad_store = 0);
 inline TpLayerSeconds tp_layer_seconds(const Plan& plan, const LayerGemms& gemms,
-                                       const std::function<double(const Gemm&)>& gemm_seconds) {
-  return tp_layer_seconds(plan, plan.model, gemms, gemm_seconds);
+                                       const std::function<double(const Gemm&)>& gemm_seconds,
+                                       double wgrad_store = 0) {
+  return tp_layer_seconds(plan, plan.model, gemms, gemm_seconds, wgrad_store);
 }
 
 }  // namespace zeropp::analytic

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cost_model/analytic/fp8_cost.hpp"
+#include "cost_model/analytic/grad_accumulation.hpp"
 #include "cost_model/analytic/op_time.hpp"
 #include "cost_model/analytic/params.hpp"
 #include "cost_model/spec/framework.hpp"
@@ -33,14 +34,18 @@ Zero3CopyBytes zero3_copy_bytes(const Plan& plan, double params, double layer_pa
   const FrameworkPrecision precision = framework_precision(par);
   const double e = element_bytes(precision.gather), r = element_bytes(precision.reduce);
   const double n = std::max(1, shard);
-  const bool accumulate = par.micro_batches > 1;
+  // Of the plan's reduce-scatters per iteration, the share that adds into an existing gradient shard: all but the
+  // first (grad_accumulation.hpp: R - 1 of R; none for FSDP2 under PP, whose one reduction follows the unsharded
+  // accumulation).
+  const GradReductions reductions = grad_reductions(par);
+  const double adds = (reductions.count - 1.0) / reductions.count;
   Zero3CopyBytes out;
   switch (framework_of(par)) {
     case Framework::fsdp2:
       out.gather_copy_in = params / n * (kFp32 + 3 * e);
       out.copy_out = params * 2 * e;
       out.reduce_copy_in = params * (e + r);
-      out.reduce_side = accumulate ? params / n * (r + 2 * kFp32) : 0;
+      out.reduce_side = adds * params / n * (r + 2 * kFp32);
       out.collectives_per_layer = 1;
       out.reduce_per_layer = true;
       break;
@@ -49,14 +54,14 @@ Zero3CopyBytes zero3_copy_bytes(const Plan& plan, double params, double layer_pa
       // flat parameter whose views the parameters are (no copy-out); the gradient cast to the reduce dtype on the
       // post-backward stream.
       out.gather_copy_in = params / n * (kFp32 + e);
-      out.reduce_side = params * (e + r) + (accumulate ? params / n * (r + 2 * kFp32) : 0);
+      out.reduce_side = params * (e + r) + adds * params / n * (r + 2 * kFp32);
       out.collectives_per_layer = 1;
       out.reduce_per_layer = true;
       break;
     case Framework::deepspeed: {
       out.gather_copy_in = params / n * 2 * e;
       out.copy_out = params * 2 * e;
-      out.reduce_side = params * 4 * e + params / n * (e + kFp32 + (accumulate ? kFp32 : 0));
+      out.reduce_side = params * 4 * e + params / n * (e + kFp32 + adds * 3 * kFp32);
       const double buckets = std::ceil(std::max(1.0, layer_params) / kDeepSpeedPrefetchBucket);
       out.collectives_per_layer =
           static_cast<int>(std::clamp(buckets, 1.0, static_cast<double>(weight_modules_per_layer(plan.model))));

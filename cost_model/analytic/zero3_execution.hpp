@@ -19,8 +19,10 @@
 //                        chunk_cat of the unsharded gradients into the reduce-scatter input with the widening cast
 //                        (read e, write r): (e + r) per parameter, every backward;
 //              after     on the reduce-scatter stream: the reduced shard added into the sharded gradient when one
-//                        exists (micro-batches > 1: read r, read 4, write 4 per shard element): added to the
-//                        reduce-scatter.
+//                        exists (foreach_reduce: sharded_param.grad._local_tensor += new_sharded_grad, read r, read
+//                        4, write 4 per shard element; the first reduction of the iteration assigns it): added to
+//                        the reduce-scatter, for R - 1 of the iteration's R reduce-scatters
+//                        (grad_accumulation.hpp).
 //   fsdp1      PyTorch FSDP of FlatParameters (torch/distributed/fsdp/_flat_param.py, _runtime_utils.py), one FSDP
 //              unit per layer as llm-foundry wraps them:
 //              copy-in   FlatParamHandle._use_low_precision_shard on the unshard stream: the fp32 shard cast into
@@ -28,8 +30,9 @@
 //              copy-out  none: the all-gather writes the padded unsharded flat parameter, the parameters are views
 //                        into it (_use_unsharded_flat_param);
 //              RS        _post_backward_hook on the post-backward stream: the flat gradient cast to the reduce dtype
-//                        (read e, write r) before the reduce-scatter, the shard accumulated after it when
-//                        micro-batches > 1: added to the reduce-scatter.
+//                        (read e, write r) before the reduce-scatter, the shard accumulated after it for R - 1 of R
+//                        reductions (_accumulate_sharded_grad: _saved_grad_shard += sharded_grad, read r, read 4,
+//                        write 4): added to the reduce-scatter.
 //   deepspeed  DeepSpeed ZeRO-3 (deepspeed/runtime/zero/partition_parameters.py, stage3.py):
 //              copy-in   all_gather_coalesced: torch.cat of the parameters' 16-bit partitions (ds_tensor) into the
 //                        flat all-gather input, on the coordinator's all-gather stream: 2e per shard element;
@@ -38,9 +41,10 @@
 //                        every fetch (forward and backward);
 //              RS        on reduce_and_partition_stream: each gradient copied into the contiguous IPG bucket
 //                        (__add_grad_to_ipg_bucket: 2e), the bucket flattened with padding for
-//                        reduce_scatter_coalesced (torch.cat: 2e), the reduced partition cast into the fp32
-//                        gradient partition (read e, write 4; plus read 4 when accumulating): added to the
-//                        reduce-scatter.
+//                        reduce_scatter_coalesced (torch.cat: 2e), the reduced partition into the fp32 gradient
+//                        partition (stage3.py partition_grads: copy_ with the cast on the first micro-batch, read e,
+//                        write 4; after it add_(grad_partition.to(fp32)), the cast's temporary and the add, 3 x 4
+//                        more, for R - 1 of R reductions): added to the reduce-scatter.
 //              collectives  the coordinator fetches module by module (a pre-forward hook per submodule) and
 //                        prefetches ahead up to stage3_prefetch_bucket_size = 5e7 elements per coalesced call; a
 //                        layer's gather is therefore min(weight modules, ceil(layer parameters / 5e7)) collectives
@@ -48,7 +52,8 @@
 //                        defaults of DeepSpeed's config, deepspeed/runtime/zero/config.py:
 //                        DeepSpeedZeroConfig.prefetch_bucket_size 5e7, reduce_bucket_size 5e8).
 //   megatron, zeropp  none here: Megatron runs no ZeRO-3; ZeroPP's (InternEvo's) gather path is not read, its
-//              copies are not priced (an assumption, stated).
+//              copies are not priced (an assumption, stated); the additions into their gradient shards are on the
+//              compute stream, priced with the W action (grad_accumulation.hpp).
 #include "cost_model/analytic/collectives.hpp"
 #include "cost_model/spec/config.hpp"
 
@@ -70,7 +75,7 @@ struct Zero3CopyBytes {
   double reduce_bucket_params = 0;
 };
 // The copies for a unit of `params` parameters of layers with `layer_params` parameters each (the layer count of
-// DeepSpeed's fetches), sharded over `shard` GPUs, gradients accumulated over `micro_batches`.
+// DeepSpeed's fetches), sharded over `shard` GPUs, gradients reduced as the plan reduces them (grad_reductions).
 Zero3CopyBytes zero3_copy_bytes(const Plan& plan, double params, double layer_params, int shard);
 
 // One ZeRO-3 unit (`params` parameters) on its shard group `group`, seconds:

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "cost_model/analytic/grad_accumulation.hpp"
 #include "cost_model/search/describe.hpp"
 #include "cost_model/search/search_budget.hpp"
 #include "cost_model/search/simulated_estimate.hpp"
@@ -78,7 +79,9 @@ class CostsCache {
  public:
   const simulate::ActionCosts& get(const Plan& plan, std::uint64_t search) {
     ParallelSpec key = plan.parallel;
-    key.unit = 0;
+    // Plans that differ only in U share one cost table, unless ZeroPP's per-unit gradient reduction makes the W
+    // action's accumulation depend on U (analytic/grad_accumulation.hpp).
+    if (!analytic::grad_reductions_depend_on_unit(key)) key.unit = 0;
     for (Slot& s : slots_)
       if (s.search == search && s.key == key) return s.costs;
     // The enumeration cycles through the recompute modes inside the U loop: a slot for each keeps them all.

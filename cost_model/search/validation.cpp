@@ -133,7 +133,7 @@ ValidationReport load_validation_json(const nlohmann::json& j, const std::string
     const auto& p = strict_object(
         j.at("parallel"), path,
         {"zero_stage", "sequence_parallel", "tp_comm_overlap", "overlap_param_gather", "framework", "reduce_dtype",
-         "attention_kernel"});
+         "attention_kernel", "grad_accumulation_fusion"});
     if (p.contains("zero_stage")) {
       const auto& v = p.at("zero_stage");
       if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 1)
@@ -152,6 +152,9 @@ ValidationReport load_validation_json(const nlohmann::json& j, const std::string
     if (p.contains("attention_kernel"))
       shared.attention_kernel =
           attention_kernel_from_string(string_value(p, path, "attention_kernel"), path + ".attention_kernel");
+    // As the set's runs ran (Megatron-LM's --gradient-accumulation-fusion; the set file quotes its source).
+    if (p.contains("grad_accumulation_fusion"))
+      shared.grad_accumulation_fusion = boolean_value(p, path, "grad_accumulation_fusion");
   }
 
   const auto& rows = required(j, root, "rows");

@@ -129,6 +129,16 @@ struct CrossEntropyBytes {
 };
 CrossEntropyBytes cross_entropy_bytes_per_logit(Framework framework, double e);
 
+// Whether a plan's weight-gradient GEMMs accumulate into the gradient buffer in their epilogue
+// (ParallelSpec::grad_accumulation_fusion; analytic/grad_accumulation.hpp prices either way):
+//   megatron   on unless the plan says false: Megatron-LM's --gradient-accumulation-fusion, default since it was added
+//              (commit 83b1e42, 2022-02-13, "gradient accumulation fusion"; fp16 main_grad since 07916bf,
+//              2022-09-27): megatron/core/tensor_parallel/layers.py (wgrad_gemm_accum_fp32 / _fp16 into
+//              weight.main_grad) and TransformerEngine's Linear with fuse_wgrad_accumulation. Megatron-LM of 2021
+//              (Narayanan et al.'s runs) predates it: its DDP hook added param.grad into main_grad.
+//   others     off: their linear layers return a fresh 16-bit weight gradient to autograd.
+bool grad_accumulation_fusion(const ParallelSpec& p);
+
 // The TP communication overlap a framework runs when asked to (ParallelSpec::tp_comm_overlap):
 //   megatron   userbuffers: --tp-comm-overlap through TransformerEngine (megatron/core/model_parallel_config.py,
 //              tp_comm_overlap; megatron/training/arguments.py requires --sequence-parallel)

@@ -64,7 +64,8 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
                           "fp8_recipe",
                           "fp8_all_gather",
                           "dp_shard",
-                          "attention_kernel"});
+                          "attention_kernel",
+                          "grad_accumulation_fusion"});
   ParallelSpec p;
   p.strategy = strategy_from_string(f.string("strategy"), f.path_of("strategy"));
   p.tp = f.integer("tp", 1);
@@ -106,6 +107,11 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
   if (f.has("kernel_efficiency")) {
     const double value = f.number("kernel_efficiency");
     if (value != framework_kernel_efficiency(framework_of(p))) p.kernel_efficiency = value;
+  }
+  // After the framework: a value equal to the framework's default is kept as the default (round trip).
+  if (f.has("grad_accumulation_fusion")) {
+    const bool fusion = f.boolean("grad_accumulation_fusion");
+    if (fusion != (framework_of(p) == Framework::megatron)) p.grad_accumulation_fusion = fusion;
   }
   // After the framework: true names the framework's own overlap.
   if (f.has("tp_comm_overlap")) p.tp_comm_overlap = tp_comm_overlap_from_json(f, framework_of(p));
@@ -173,6 +179,8 @@ nlohmann::json to_json(const ParallelSpec& p) {
   if (p.dp_shard > 0) j["dp_shard"] = p.dp_shard;  // written only when given (HSDP)
   // Written only when given: the default depends on the model and the GPU, which this spec does not hold.
   if (p.attention_kernel) j["attention_kernel"] = to_string(*p.attention_kernel);
+  // Written only when it differs from the framework's default (Megatron's --no-gradient-accumulation-fusion).
+  if (p.grad_accumulation_fusion) j["grad_accumulation_fusion"] = *p.grad_accumulation_fusion;
   return j;
 }
 
@@ -249,6 +257,12 @@ void validate(const ParallelSpec& p, const std::string& field) {
                     fmt::format("{0}.overlap_param_gather=true needs a dp-sharded optimizer ({0}.zero_stage >= 1): "
                                 "there is no parameter all-gather after the step to overlap",
                                 field));
+  if (p.grad_accumulation_fusion.value_or(false) && framework_of(p) != Framework::megatron)
+    throw SpecError(field + ".grad_accumulation_fusion",
+                    fmt::format("{0}.grad_accumulation_fusion=true: framework {1} has no fused weight-gradient "
+                                "accumulation (Megatron-LM's --gradient-accumulation-fusion; {1} returns fresh "
+                                "16-bit weight gradients to autograd)",
+                                field, to_string(framework_of(p))));
   // What each strategy is (strategy.hpp): reject plans that contradict their own strategy.
   validate_strategy(p, field);
 }

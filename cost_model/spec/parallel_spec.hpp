@@ -95,6 +95,10 @@ struct ParallelSpec {
   // Megatron's --overlap-param-gather (distributed optimizer): the parameter all-gather after the dp-sharded step
   // runs under the next iteration's first forward instead of before it.
   bool overlap_param_gather = false;
+  // Megatron-LM's --gradient-accumulation-fusion (on by default since 2022; --no-gradient-accumulation-fusion): the
+  // weight-gradient GEMMs accumulate into main_grad in their epilogue. Absent: the framework's (framework.hpp,
+  // grad_accumulation_fusion); only Megatron has it.
+  std::optional<bool> grad_accumulation_fusion;
   std::optional<Framework> framework;  // absent: the strategy's (default_framework, strategy.hpp)
   std::optional<Dtype> reduce_dtype;   // absent: the framework's for `dtype` (default_reduce_dtype, framework.hpp)
   // Layers of the first and the last PP rank (Megatron's --decoder-first/last-pipeline-num-layers); 0: not given,

@@ -259,6 +259,12 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
                     fmt::format("parallel.sequence_parallel with cp={}: micro_batch*seq_len/cp = {} rows are not "
                                 "divisible by tp={}",
                                 p.cp, std::int64_t{p.micro_batch} * (plan.model.seq_len / p.cp), p.tp));
+  // Backend::linear_backward_weight accumulates every micro-batch's weight gradient into the fp32 gradients in the
+  // GEMM (beta = 1), as Megatron's --gradient-accumulation-fusion does.
+  if (p.grad_accumulation_fusion && !*p.grad_accumulation_fusion)
+    throw SpecError("parallel.grad_accumulation_fusion",
+                    "parallel.grad_accumulation_fusion=false: the trainer's weight-gradient GEMMs always accumulate "
+                    "into its fp32 gradients (beta = 1), as Megatron's fused accumulation does (state true)");
   if (p.overlap_param_gather)
     throw SpecError("parallel.overlap_param_gather",
                     "parallel.overlap_param_gather=true: the trainer all-gathers the updated parameters inside the "
@@ -318,6 +324,8 @@ const std::vector<KeySupport>& key_support() {
       {"parallel.kernel_efficiency", "a cost-model figure (the framework's kernels' share of the GPU's rates, "
                                      "spec/framework.hpp): the trainer runs its own kernels"},
       {"parallel.overlap_param_gather", "refused when true"},
+      {"parallel.grad_accumulation_fusion", "executed: the weight-gradient GEMMs accumulate into the fp32 gradients "
+                                            "(beta = 1); refused when false"},
       {"parallel.first_stage_layers", "executed: the first pipeline rank's layers (uneven stages)"},
       {"parallel.last_stage_layers", "executed: the last pipeline rank's layers (uneven stages)"},
       {"parallel.cp", "executed on the cpu backend: Megatron's ring attention with load-balanced causal chunks "

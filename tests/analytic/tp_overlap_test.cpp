@@ -76,6 +76,26 @@ TEST(TpOverlap, NonePerFramework) {
   EXPECT_NEAR(t.backward, 4 * kAg, 1e-15);
 }
 
+// The weight-gradient GEMMs the TP pricing runs collectives beside are the W action's own (grad_accumulation.hpp):
+// they carry the bytes the plan's epilogue moves, so that an accumulating epilogue hides as much as it lasts.
+TEST(TpOverlap, WeightGradientGemmsCarryTheEpilogueBytes) {
+  for (const TpCommOverlap overlap : {TpCommOverlap::none, TpCommOverlap::userbuffers}) {
+    const Plan plan = tp_plan(overlap);
+    const LayerGemms g = layer_gemms(plan.model, 1, 2);
+    const Gemm qkv = wgrad_gemm(g.gemm[LayerGemms::qkv]), up = wgrad_gemm(g.gemm[LayerGemms::up]);
+    int accumulating = 0;  // (here the forward QKV GEMM has the weight gradient's shape: s = h = 1024)
+    const auto seconds = [&](const Gemm& x) {
+      if (x.store_bytes == 7) {
+        ++accumulating;
+        EXPECT_TRUE((x.m == qkv.m && x.n == qkv.n && x.k == qkv.k) || (x.m == up.m && x.n == up.n && x.k == up.k));
+      }
+      return x.flops() / 50e12;
+    };
+    tp_layer_seconds(plan, g, seconds, 7);
+    EXPECT_EQ(accumulating, 2);
+  }
+}
+
 // TransformerEngine's userbuffers on NVLink. Forward: the ring exchanges into QKV and up hide (each of the tp-1 = 1
 // steps, kAg, beside a GEMM chunk of half the GEMM, longer than kAg) and slow the chunk by 1 SM of 100 for that
 // time; the pipelined GEMM -> RS runs its GEMM on 84 SMs and leaves the last quarter's RS exposed (RS of M/4:

@@ -509,6 +509,7 @@ TEST(Model, EveryPlanKeyIsExecutedOrRefused) {
   p.cp = 2;                                         // cp and cp_kind written only with a CP group
   p.fp8 = true;                                     // fp8_recipe and fp8_all_gather written only in FP8
   p.dp_shard = 1;                                   // written only when given (HSDP)
+  p.grad_accumulation_fusion = false;               // written only when not Megatron's default
   std::vector<std::string> keys;
   const nlohmann::json model = to_json(m), parallel = to_json(p);  // items() must not outlive its object
   for (const auto& [k, v] : model.items()) keys.push_back("model." + k);

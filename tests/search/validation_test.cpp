@@ -16,19 +16,22 @@ namespace zeropp::search {
 namespace {
 
 // Measured when written (issue 19, 2026-11-26: `zeropp validate` on dgx-a100-80gb with its operation table, no
-// per-GPU value fitted, Megatron's kernel_efficiency 0.7920 fitted on Table 1 and the Megatron-Core H100 table
-// together, each set's attention kernel priced as it ran; rows timed by the schedule simulator; the unfused score
-// GEMMs' traffic counted once): as given mean |error| 2.53%, max 8.35%; leave-one-out (kernel_efficiency refitted on
-// the other nine rows) mean 2.90%, max 9.10% (76.1B). The ceilings sit just above them, so the test fails if the
-// model regresses; a better model lowers the errors and passes. The goal (3% / 6%) is met on the mean, not on the
-// max: the 76.1B row (pp 4, v 3) comes out 9% fast. (History: as given 2.67% / 7.44% with Megatron's 0.7834, fitted
-// while the H100 set was priced at FlashAttention-3's rates instead of cuDNN's; before the score traffic was
-// counted once, 4.35% / 9.94% with the three small rows 6-10% slow; gemm_efficiency fitted on this table alone with
-// free overlap, 0.6328: LOO 2.4% / 6.1%.)
-constexpr double kMeanCeiling = 0.026;
+// per-GPU value fitted, Megatron's kernel_efficiency fitted on Table 1 and the Megatron-Core H100 table together,
+// each set's attention kernel priced as it ran; rows timed by the schedule simulator; the unfused score GEMMs'
+// traffic counted once), and measured again 2026-11-27 after the weight-gradient accumulation was priced as each
+// framework executes it (analytic/grad_accumulation.hpp: these 2021 runs add each fp16 weight gradient into
+// main_grad in a kernel of their own, grad_accumulation_fusion false) and Megatron's value refitted to 0.8088: as
+// given mean |error| 2.02%, max 8.33% (76.1B); leave-one-out (kernel_efficiency refitted on the other nine rows)
+// mean 2.04%, max 8.33% (76.1B). The ceilings sit just above them, so the test fails if the model regresses; a
+// better model lowers the errors and passes. The goal (3% / 6%) is met on the mean, not on the max: the 76.1B row
+// (pp 4, v 3) comes out 8% fast. (History: before the accumulation 2.53% / 8.35%, LOO 2.90% / 9.10%, with 0.7920;
+// as given 2.67% / 7.44% with Megatron's 0.7834, fitted while the H100 set was priced at FlashAttention-3's rates
+// instead of cuDNN's; before the score traffic was counted once, 4.35% / 9.94% with the three small rows 6-10% slow;
+// gemm_efficiency fitted on this table alone with free overlap, 0.6328: LOO 2.4% / 6.1%.)
+constexpr double kMeanCeiling = 0.021;
 constexpr double kMaxCeiling = 0.084;
-constexpr double kLooMeanCeiling = 0.030;
-constexpr double kLooMaxCeiling = 0.092;
+constexpr double kLooMeanCeiling = 0.021;
+constexpr double kLooMaxCeiling = 0.084;
 // framework.hpp's fitted values are written with four digits; the joint fits must stay that close to them.
 constexpr double kFrameworkFitTolerance = 0.001;
 
@@ -106,14 +109,19 @@ TEST(Validation, LeaveOneOutErrorsAreWithinTheMeasuredCeiling) {
 // gradient reduce-scatter, 2 points slower; the ceilings follow the measurement); PyTorch FSDP (the MPT sets run
 // FSDP1: fsdp1, whose value fsdp2 shares): A100 8.44% / 18.35%, H100 7.77% / 17.97% (before 16.8% / 27.4% and
 // 13.8% / 27.1%; 24.9% / 34.7% and 23.2% / 45.4% under FlashAttention-3's rates): the fits transfer across GPUs
-// only that well.
+// only that well. Measured again 2026-11-27 after the weight-gradient accumulation was priced as each framework
+// executes it (analytic/grad_accumulation.hpp) and Megatron's value refitted (0.7920 -> 0.8088): H100 set 7.93% /
+// 23.38% from the A100 fit (0.8085), A100 set 3.43% / 11.37% from the H100 fit (0.8393): both sets slowed, the H100
+// one more (the fp32 main_grad's read and write exposed after the wgrad GEMMs' main loop on the H100, under it on
+// the A100), so each set's fit transfers to the other less well than before; the ceilings follow the measurement.
+// The FSDP sets did not move beyond rounding (8.4% / 18.3% and 7.8% / 18.0% as `validate --fit-framework` prints).
 TEST(Validation, FrameworksHoldTheirJointFits) {
   struct Case {
     Framework framework;
     std::vector<std::string> sets;
     std::vector<double> loso_mean_ceiling, loso_max_ceiling;
   };
-  const Case cases[] = {{Framework::megatron, {"megatron_core_h100", "narayanan2021"}, {0.072, 0.026}, {0.222, 0.083}},
+  const Case cases[] = {{Framework::megatron, {"megatron_core_h100", "narayanan2021"}, {0.080, 0.035}, {0.234, 0.114}},
                         {Framework::fsdp1, {"mpt_fsdp_a100", "mpt_fsdp_h100"}, {0.085, 0.078}, {0.184, 0.180}}};
   for (const Case& c : cases) {
     std::vector<ValidationReport> sets;

@@ -1,5 +1,6 @@
 #include "microbench/attention_bench.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -11,7 +12,8 @@
 namespace zeropp::microbench {
 
 std::string AttentionCase::name(const std::string& dtype, bool backward) const {
-  return "attention/trainer/" + dtype + (unfused ? "/unfused" : "/flash") + (backward ? "/B" : "/F") +
+  const std::string core = unfused ? "unfused" : kernel ? "flash-" + kernel->name : "flash";
+  return "attention/trainer/" + dtype + "/" + core + (backward ? "/B" : "/F") +
          "/h:" + std::to_string(heads * head_dim) + "/a:" + std::to_string(heads) + "/kv:" + std::to_string(kv_heads) +
          "/s:" + std::to_string(s) + "/b:" + std::to_string(b);
 }
@@ -28,9 +30,26 @@ std::vector<AttentionCase> attention_cases(const std::vector<long>& heads, const
     if (heads[i] % kv != 0)
       throw std::invalid_argument("--zeropp_attention_kv_heads: " + std::to_string(kv) + " does not divide " +
                                   std::to_string(heads[i]) + " heads");
-    cases.push_back({s, heads[i], kv, d, b});
+    cases.push_back({s, heads[i], kv, d, b, false, nullptr});
   }
   return cases;
+}
+
+std::vector<std::shared_ptr<const FlashKernelRun>> select_flash_kernels(
+    const std::vector<std::shared_ptr<const FlashKernelRun>>& available, const std::vector<std::string>& names,
+    const std::string& backend) {
+  std::vector<std::shared_ptr<const FlashKernelRun>> chosen;
+  for (const std::string& name : names) {
+    const auto it = std::find_if(available.begin(), available.end(), [&](const auto& k) { return k->name == name; });
+    if (it == available.end()) {
+      std::string choices;
+      for (const auto& k : available) choices += (choices.empty() ? "" : ", ") + k->name;
+      throw std::invalid_argument("--zeropp_attention_kernels: " + name + " is not a flash kernel of the " + backend +
+                                  " backend (" + (choices.empty() ? "it has none" : choices) + ")");
+    }
+    chosen.push_back(*it);
+  }
+  return chosen;
 }
 
 double attention_flop(const AttentionCase& c, bool backward, bool causal) {
@@ -54,30 +73,51 @@ void bench_attention(benchmark::State& state, const std::string& backend_name, c
   // flash: the log-sum-exp rows; unfused: the B x NH x T x T probabilities the backward reads.
   Buffer saved(*backend, c.unfused ? std::int64_t{B} * NH * T * T : std::int64_t{B} * NH * T,
                c.unfused ? dt : DType::f32);
+  Buffer delta;  // a named flash kernel's backward scratch
   std::function<void()> op;
   Tensor checked;
-  if (c.unfused) {
-    backend->grouped_attention_forward(out.view(), saved.view(), qkv.view(), B, T, NH, KVH, hs);
-    if (backward)
-      op = [&] {
-        backend->grouped_attention_backward(dqkv.view(), dout.view(), qkv.view(), saved.view(), B, T, NH, KVH, hs);
+  // A named kernel that cannot run this shape (its head sizes) says so and is skipped.
+  try {
+    if (c.unfused) {
+      backend->grouped_attention_forward(out.view(), saved.view(), qkv.view(), B, T, NH, KVH, hs);
+      if (backward)
+        op = [&] {
+          backend->grouped_attention_backward(dqkv.view(), dout.view(), qkv.view(), saved.view(), B, T, NH, KVH, hs);
+        };
+      else
+        op = [&] { backend->grouped_attention_forward(out.view(), saved.view(), qkv.view(), B, T, NH, KVH, hs); };
+      checked = backward ? dqkv.view() : out.view();
+    } else {
+      // The backend's own kernels, or the one the case names (the same arguments, plus a delta scratch).
+      if (c.kernel) delta = Buffer(*backend, std::int64_t{B} * NH * T, DType::f32);
+      const auto forward = [&] {
+        if (c.kernel)
+          c.kernel->forward(*backend, out.view(), saved.view(), qkv.view(), B, T, NH, KVH, hs);
+        else
+          backend->flash_attention_forward(out.view(), saved.view(), qkv.view(), B, T, NH, KVH, hs);
       };
-    else
-      op = [&] { backend->grouped_attention_forward(out.view(), saved.view(), qkv.view(), B, T, NH, KVH, hs); };
-    checked = backward ? dqkv.view() : out.view();
-  } else if (backward) {
-    backend->flash_attention_forward(out.view(), saved.view(), qkv.view(), B, T, NH, KVH, hs);
-    op = [&] {
-      backend->flash_attention_backward(dqkv.view(), dout.view(), out.view(), saved.view(), qkv.view(), B, T, NH,
-                                        KVH, hs);
-    };
-    checked = dqkv.view();
-  } else {
-    op = [&] { backend->flash_attention_forward(out.view(), saved.view(), qkv.view(), B, T, NH, KVH, hs); };
-    checked = out.view();
+      if (backward) {
+        forward();
+        op = [&] {
+          if (c.kernel)
+            c.kernel->backward(*backend, dqkv.view(), delta.view(), dout.view(), out.view(), saved.view(), qkv.view(),
+                               B, T, NH, KVH, hs);
+          else
+            backend->flash_attention_backward(dqkv.view(), dout.view(), out.view(), saved.view(), qkv.view(), B, T, NH,
+                                              KVH, hs);
+        };
+        checked = dqkv.view();
+      } else {
+        op = forward;
+        checked = out.view();
+      }
+    }
+    op();  // warm-up (and the outputs checked below)
+    backend->synchronize();
+  } catch (const std::invalid_argument& e) {
+    state.SkipWithError(e.what());
+    return;
   }
-  op();  // warm-up (and the outputs checked below)
-  backend->synchronize();
   if (!all_ranks_ok(all_finite(*backend, checked), comm)) {
     state.SkipWithError(c.unfused ? "unfused attention produced non-finite output"
                                   : "flash attention produced non-finite output");

@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
     // The models of --zeropp_gemm_models are loaded (and tp checked against them) before any work, so that a
     // mistyped name is exit 2 like any bad option; --zeropp_list_shapes writes their shapes and stops here.
     const std::vector<ModelCase> cases = model_cases(options);
+    // A flash kernel this backend does not have: exit 2 as well.
+    select_flash_kernels(flash_kernels(), options.attention_kernels, backend_name());
     if (!options.list_shapes.empty()) {
       if (rank == 0) {
         zeropp::write_file_atomically(options.list_shapes, shape_list(cases).dump(1) + "\n", "--zeropp_list_shapes",

@@ -109,6 +109,8 @@ Options parse_options(int& argc, char** argv) {
       options.attention_head_dim = parse_positive(flag, value);
     } else if (flag == "--zeropp_attention_batch") {
       options.attention_batch = parse_positive(flag, value);
+    } else if (flag == "--zeropp_attention_kernels") {
+      options.attention_kernels = parse_names(flag, value);
     } else if (flag == "--zeropp_optimizer_params") {
       options.optimizer_params = parse_list(flag, value);
     } else if (flag == "--zeropp_coll_min_bytes") {
@@ -184,6 +186,8 @@ std::string options_help() {
       << "  --zeropp_attention_seq=N      sequence length s of those cases (default " << d.attention_seq << ")\n"
       << "  --zeropp_attention_head_dim=N head dimension d of those cases (default " << d.attention_head_dim << ")\n"
       << "  --zeropp_attention_batch=N    micro-batch b of those cases (default " << d.attention_batch << ")\n"
+      << "  --zeropp_attention_kernels=NAMES  flash kernels of the backend also measured by name at those cases\n"
+      << "                                (zeropp-bench-cuda: mma, wmma, scalar; default none: the backend's choice)\n"
       << "  --zeropp_optimizer_params=LIST  parameters per rank of the trainer's optimizer step (default "
       << list(d.optimizer_params) << ")\n"
       << "  --zeropp_coll_min_bytes=N     smallest collective buffer S in bytes (default " << d.coll_min_bytes << ")\n"

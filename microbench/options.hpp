@@ -45,6 +45,9 @@ struct Options {
   long attention_seq = 2048;
   long attention_head_dim = 128;
   long attention_batch = 1;
+  // Flash kernels of the backend measured by name at those cases besides the backend's own choice (zeropp-bench-cuda:
+  // mma, wmma, scalar; suites.hpp flash_kernels). Empty: only the backend's choice.
+  std::vector<std::string> attention_kernels{};
   // Optimizer suite: the trainer's OPT_STEP (gradient norm + AdamW) on P fp32 parameters per rank.
   std::vector<long> optimizer_params{1L << 20, 1L << 22, 1L << 24};
   // Collective suite: full-buffer sizes S from min to max bytes, multiplied by `step` each time.

@@ -8,8 +8,11 @@
 //   gemm/<backend>/<dtype>/square/n:<n>
 //   <collective>/<backend>/<level>/bytes:<S>              counters bytes, ranks, algbw_GBps, busbw_GBps
 // with <level> "intra" (ranks of one node) or "inter" (a group that crosses nodes: the whole world).
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "microbench/attention_bench.hpp"
 #include "microbench/mpi_world.hpp"
 #include "microbench/options.hpp"
 
@@ -17,6 +20,10 @@ namespace zeropp::microbench {
 
 // "cpu" or "cuda": recorded in the JSON context as zeropp_backend.
 std::string backend_name();
+
+// The backend's flash kernels that --zeropp_attention_kernels may name (cpu: none; cuda: mma, wmma, scalar;
+// select_flash_kernels picks them).
+std::vector<std::shared_ptr<const FlashKernelRun>> flash_kernels();
 
 void register_suites(const Options& options, const MpiWorld& world);
 // Frees what register_suites() set up (GPU handles, NCCL communicators), before MPI_Finalize.

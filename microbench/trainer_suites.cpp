@@ -9,7 +9,8 @@
 
 namespace zeropp::microbench {
 
-void register_trainer_suites(const Options& options, const MpiWorld& world, const std::string& backend) {
+void register_trainer_suites(const Options& options, const MpiWorld& world, const std::string& backend,
+                             const std::vector<std::shared_ptr<const FlashKernelRun>>& flash_kernels) {
   MPI_Comm comm = world.world();
   // The dtype a backend computes in (e2e Backend::compute_dtype), named as zeropp calibrate reads it.
   const std::string dtype = backend == "cpu" ? "fp32" : "bf16";
@@ -35,10 +36,17 @@ void register_trainer_suites(const Options& options, const MpiWorld& world, cons
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
-  for (AttentionCase c : attention_cases(options.attention_heads, options.attention_kv_heads, options.attention_seq,
-                                         options.attention_head_dim, options.attention_batch)) {
-    for (const bool unfused : {false, true}) {
-      c.unfused = unfused;
+  for (const AttentionCase& shape :
+       attention_cases(options.attention_heads, options.attention_kv_heads, options.attention_seq,
+                       options.attention_head_dim, options.attention_batch)) {
+    // The backend's flash kernels, its unfused core, then each named flash kernel.
+    std::vector<AttentionCase> variants{shape, shape};
+    variants[1].unfused = true;
+    for (const auto& kernel : flash_kernels) {
+      variants.push_back(shape);
+      variants.back().kernel = kernel;
+    }
+    for (const AttentionCase& c : variants) {
       for (const bool backward : {false, true})
         benchmark::RegisterBenchmark(c.name(dtype, backward).c_str(),
                                      [backend, c, backward, comm](benchmark::State& state) {

@@ -57,6 +57,8 @@ void register_collectives(const std::string& level, MPI_Comm comm, const Options
 
 std::string backend_name() { return "cpu"; }
 
+std::vector<std::shared_ptr<const FlashKernelRun>> flash_kernels() { return {}; }  // one flash kernel: its choice
+
 void release_suites() {}  // the CPU suites hold nothing between benchmarks
 
 void register_suites(const Options& options, const MpiWorld& world) {
@@ -82,7 +84,8 @@ void register_suites(const Options& options, const MpiWorld& world) {
     for (const GemmShape& g : model_layer_gemms(c.spec, c.tp, c.tokens()))
       register_gemm("gemm/eigen/fp32/" + g.name + "/" + c.name(), g, options, world);
   }
-  register_trainer_suites(options, world, "cpu");
+  register_trainer_suites(options, world, "cpu",
+                          select_flash_kernels(flash_kernels(), options.attention_kernels, backend_name()));
   register_attention(options, world);
   // One rank has nobody to talk to. One node: the world is the intra-node group. Several nodes: the node's
   // ranks measure the intra-node link, the world the inter-node one.

@@ -6,6 +6,8 @@
 
 #include "cuda_util/check.hpp"
 #include "cuda_util/local_device.hpp"
+#include "e2e/backend/cuda/cuda_backend.hpp"
+#include "e2e/backend/cuda/kernels.cuh"
 #include "e2e/backend/cuda/lt_matmul.hpp"
 #include "e2e/comm/mpi_communicator.hpp"
 #include "e2e/comm/nccl_communicator.hpp"
@@ -70,6 +72,34 @@ void register_collectives(const std::string& level, e2e::NcclCommunicator& comm,
 
 std::string backend_name() { return "cuda"; }
 
+// The CUDA backend's flash kernels by name (e2e/backend/cuda/kernels.cuh FlashKernel): mma.sync, WMMA, scalar.
+std::vector<std::shared_ptr<const FlashKernelRun>> flash_kernels() {
+  using e2e::Tensor;
+  using e2e::cuda::bf16;
+  std::vector<std::shared_ptr<const FlashKernelRun>> kernels;
+  for (const auto& [name, kernel] :
+       {std::pair{"mma", e2e::cuda::FlashKernel::mma}, std::pair{"wmma", e2e::cuda::FlashKernel::tensor_cores},
+        std::pair{"scalar", e2e::cuda::FlashKernel::scalar}}) {
+    auto run = std::make_shared<FlashKernelRun>();
+    run->name = name;
+    run->forward = [kernel](e2e::Backend& backend, Tensor out, Tensor lse, Tensor qkv, int B, int T, int NH, int KVH,
+                            int hs) {
+      e2e::cuda::flash_attention_forward(static_cast<bf16*>(out.data), static_cast<float*>(lse.data),
+                                         static_cast<const bf16*>(qkv.data), B, T, NH, KVH, hs,
+                                         dynamic_cast<e2e::cuda::CudaBackend&>(backend).stream(), kernel);
+    };
+    run->backward = [kernel](e2e::Backend& backend, Tensor dqkv, Tensor delta, Tensor dout, Tensor out, Tensor lse,
+                             Tensor qkv, int B, int T, int NH, int KVH, int hs) {
+      e2e::cuda::flash_attention_backward(static_cast<bf16*>(dqkv.data), static_cast<float*>(delta.data),
+                                          static_cast<const bf16*>(dout.data), static_cast<const bf16*>(out.data),
+                                          static_cast<const float*>(lse.data), static_cast<const bf16*>(qkv.data), B, T,
+                                          NH, KVH, hs, dynamic_cast<e2e::cuda::CudaBackend&>(backend).stream(), kernel);
+    };
+    kernels.push_back(std::move(run));
+  }
+  return kernels;
+}
+
 void register_suites(const Options& options, const MpiWorld& world) {
   // The node's MPI communicator gives the local rank with any launcher (the trainer reads it from the launcher's
   // environment, which it needs before MPI groups exist).
@@ -104,7 +134,8 @@ void register_suites(const Options& options, const MpiWorld& world) {
     for (const GemmShape& g : model_layer_gemms(c.spec, c.tp, c.tokens()))
       register_gemm("gemm/cublaslt/bf16/" + g.name + "/" + c.name(), g, options, world);
   }
-  register_trainer_suites(options, world, "cuda");
+  register_trainer_suites(options, world, "cuda",
+                          select_flash_kernels(flash_kernels(), options.attention_kernels, backend_name()));
 
   if (world.size() < 2) return;
   if (world.nodes() == 1) {

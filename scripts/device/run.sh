@@ -181,12 +181,13 @@ run_step gemm_torch 60 "$py" "$src/microbench/compare_torch.py" "${shapes_arg[@]
 run_step sdpa 45 "$py" "$src/scripts/device/sdpa_bench.py" --shapes "$work/shapes.json" --json "$work/sdpa.json"
 # Layer passes at GPT-3 1.3B's and 13B's width (d = 128, s = 2048), the optimizer at 16 M to 256 M parameters,
 # kernels at 8192 tokens of Llama-3 8B/70B and GPT-3 1.3B widths, cross-entropy at GPT's (padded) and Llama-3's
-# vocabularies; the attention core (flash and unfused, forward/backward) at Llama-3 8B's heads (32 over 8 KV heads)
-# and 16 heads (GPT-3 1.3B's width), d = 128, s = 2048, b = 1 (microbench/attention_bench.hpp).
+# vocabularies; the attention core (the backend's flash kernels, its unfused core, and the mma.sync and WMMA flash
+# kernels by name, forward/backward) at Llama-3 8B's heads (32 over 8 KV heads) and 16 heads (GPT-3 1.3B's width),
+# d = 128, s = 2048, b = 1 (microbench/attention_bench.hpp).
 run_step kernels 50 "$zp" "$bin/zeropp-bench-cuda" --zeropp_gemm_hidden= --zeropp_gemm_seq= \
   --zeropp_layer_hidden=2048,5120 --zeropp_layer_head_dim=128 --zeropp_layer_seq=2048 --zeropp_layer_batch=1 \
   --zeropp_attention_heads=32,16 --zeropp_attention_kv_heads=8,16 --zeropp_attention_seq=2048 \
-  --zeropp_attention_head_dim=128 --zeropp_attention_batch=1 \
+  --zeropp_attention_head_dim=128 --zeropp_attention_batch=1 --zeropp_attention_kernels=mma,wmma \
   --zeropp_optimizer_params=16777216,67108864,268435456 \
   --zeropp_kernel_rows=8192 --zeropp_kernel_hidden=2048,4096,8192 --zeropp_kernel_vocab=50304,128256 \
   --zeropp_iterations=5 --benchmark_out="$work/bench-trainer-cuda.json" --benchmark_out_format=json
@@ -257,9 +258,10 @@ run_step torch_math 60 "$py" "$src/e2e/compare_torch.py" --layers 24 --hidden 20
   --vocab 50257 --micro-batch "$micro_batch" --micro-batches "$micro_batches" --warmup 2 --steps 4 --modes eager \
   --attention math --json "$work/torch-gpt3-1.3b-math.json"
 
-# ---- ncu_flash (only when STEPS names it): Nsight Compute's sections for the trainer's tensor-core flash kernels at
-# GPT-3 1.3B's attention (16 heads, d 128, s 2048, b 1), one launch of each: where their time goes (issue 23, item
-# 4). --clock-control none leaves the GPU's clocks as they are (the device README asks for that).
+# ---- ncu_flash (only when STEPS names it): Nsight Compute's sections for the flash kernels the trainer runs at
+# GPT-3 1.3B's attention (16 heads, d 128, s 2048, b 1: the mma.sync kernels, flash_mma_*; the WMMA ones, flash_tc_*,
+# where the backend takes those), one launch of each: where their time goes (issue 23, item 4). --clock-control none
+# leaves the GPU's clocks as they are (the device README asks for that).
 step_ncu_flash() {
   local ncu
   ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
@@ -267,7 +269,7 @@ step_ncu_flash() {
   local pass count
   for pass in F B; do
     count=1; [ "$pass" = B ] && count=3  # the backward benchmark may run the forward first: dq and dk/dv after it
-    "$ncu" --clock-control none --target-processes all --kernel-name regex:flash_tc --launch-count "$count" \
+    "$ncu" --clock-control none --target-processes all --kernel-name regex:'flash_(tc|mma)_' --launch-count "$count" \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis \
       --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section InstructionStats \
       --export "$work/ncu-flash-$pass" --force-overwrite \

@@ -373,15 +373,17 @@ TEST_F(CudaBackendTest, FlashAttentionRefusesHeadsWiderThanItsTiles) {
   EXPECT_THROW(gpu->flash_attention_forward(out.view(), lse.view(), qkv.view(), 1, T, 1, 1, hs), std::invalid_argument);
 }
 
-// ---- the tensor-core flash kernels (e2e/backend/cuda/flash_tc.cu) and the scalar ones, each asked for by name, at
-// the head sizes that matter (128: Llama-3 8B's 4096 / 32 heads; 64: the other common one). T covers a single row,
-// partial tiles (17, 130 = 2 x 64 + 2, 257 = 4 x 64 + 1) and exactly one tile (64); heads 4/4 (MHA) and 8/2 (GQA,
-// groups of 4); one and two sequences. Besides the norm-wise kBf16Out of the whole-tensor comparisons above, every
-// element is checked: |gpu - cpu| <= kBf16Elem (|cpu| + rms(cpu)). Expected error per element: the output's own bf16
+// ---- the flash kernels, each asked for by name: mma.sync (e2e/backend/cuda/flash_mma.cu), WMMA (flash_tc.cu) and
+// scalar, at the head sizes that matter (128: Llama-3 8B's 4096 / 32 heads; 64: the other common one). T covers a
+// single row, partial tiles (17, 70 = 64 + 6, 130 = 2 x 64 + 2, 257 = 4 x 64 + 1), exactly one tile (64) and, for
+// the mma kernels at hs 128, heads 8/2 and one sequence, 16 tiles (1024); heads 4/4 (MHA) and 8/2 (GQA, groups of
+// 4); one and two sequences. Besides the norm-wise kBf16Out of the whole-tensor comparisons above, every element is
+// checked: |gpu - cpu| <= kBf16Elem (|cpu| + rms(cpu)). Expected error per element: the output's own bf16
 // rounding (2^-9 |cpu|, covered by the |cpu| term) plus the bf16 roundings of P (and dS) inside fp32 sums, which are a
 // few 2^-9 of the row's scale (rms); 0.1 leaves a wide margin against false failures while an index or mask error (a
 // missing, extra or misplaced key or row) moves an element by the order of rms(cpu) and fails. Split by dq, dk, dv so
-// that a wrong part cannot hide in the norm of the others.
+// that a wrong part cannot hide in the norm of the others. (The host emulation of the mma kernels,
+// tests/e2e/flash_mma_emulation, checks them against fp64 at the same bounds without a GPU.)
 constexpr double kBf16Elem = 0.1;
 
 // Largest |got - ref| / (|ref| + rms(ref)); infinity for a non-finite value (never written: NaN poison).
@@ -410,28 +412,45 @@ cuda::bf16* bf(Buffer& b) { return static_cast<cuda::bf16*>(b.view().data); }
 float* fp(Buffer& b) { return static_cast<float*>(b.view().data); }
 
 const char* kernel_name(cuda::FlashKernel k) {
-  return k == cuda::FlashKernel::tensor_cores ? "tensor cores" : k == cuda::FlashKernel::scalar ? "scalar" : "auto";
+  switch (k) {
+    case cuda::FlashKernel::mma: return "mma.sync";
+    case cuda::FlashKernel::tensor_cores: return "WMMA";
+    case cuda::FlashKernel::scalar: return "scalar";
+    case cuda::FlashKernel::automatic: return "auto";
+  }
+  return "?";
 }
 
 TEST_F(CudaBackendTest, FlashAttentionKernelsAgainstCpuAtModelHeadSizes) {
-  for (const cuda::FlashKernel kernel : {cuda::FlashKernel::tensor_cores, cuda::FlashKernel::scalar})
-    for (const int hs : {64, 128})
-      for (const int T : {1, 17, 64, 130, 257})
-        for (const auto& [NH, KVH] : {std::pair{4, 4}, std::pair{8, 2}})
-          for (const int B : {1, 2}) {
-            const int W = (NH + 2 * KVH) * hs, C = NH * hs;
-            const std::size_t nqkv = std::size_t(B) * T * W, nout = std::size_t(B) * T * C;
-            const std::size_t nlse = std::size_t(B) * NH * T;
+  for (const int hs : {64, 128})
+    for (const int T : {1, 17, 64, 70, 130, 257, 1024})
+      for (const auto& [NH, KVH] : {std::pair{4, 4}, std::pair{8, 2}})
+        for (const int B : {1, 2}) {
+          // 16 tiles once (the CPU reference's time: 16 times T = 257's), at Llama-3 8B's head size and grouping
+          if (T == 1024 && (hs != 128 || NH != 8 || B != 1)) continue;
+          const int W = (NH + 2 * KVH) * hs, C = NH * hs;
+          const std::size_t nqkv = std::size_t(B) * T * W, nout = std::size_t(B) * T * C;
+          const std::size_t nlse = std::size_t(B) * NH * T;
+          const auto qkv = random_bf16(nqkv, rng), dy = random_bf16(nout, rng);
+          // The CPU's results once per shape; the backward from the CPU's forward results (output rounded to bf16)
+          // on both sides.
+          Buffer cqkv = cpu_up(qkv), cout(cpu, std::int64_t(nout)), clse(cpu, std::int64_t(nlse));
+          cpu.flash_attention_forward(cout.view(), clse.view(), cqkv.view(), B, T, NH, KVH, hs);
+          const auto out_c = cpu_down(cout.view()), lse_c = cpu_down(clse.view());
+          auto out_rounded = out_c;
+          for (auto& v : out_rounded) v = round_bf16(v);
+          Buffer co = cpu_up(out_rounded), cl = cpu_up(lse_c), cdy = cpu_up(dy), cdqkv(cpu, std::int64_t(nqkv));
+          cpu.flash_attention_backward(cdqkv.view(), cdy.view(), co.view(), cl.view(), cqkv.view(), B, T, NH, KVH, hs);
+          const auto dc = cpu_down(cdqkv.view());
+          for (const cuda::FlashKernel kernel :
+               {cuda::FlashKernel::mma, cuda::FlashKernel::tensor_cores, cuda::FlashKernel::scalar}) {
+            if (T == 1024 && kernel != cuda::FlashKernel::mma) continue;
             const std::string what = std::string(kernel_name(kernel)) + " hs " + std::to_string(hs) + " T " +
                                      std::to_string(T) + " heads " + std::to_string(NH) + "/" + std::to_string(KVH) +
                                      " B " + std::to_string(B);
-            const auto qkv = random_bf16(nqkv, rng), dy = random_bf16(nout, rng);
             Buffer gqkv = up(qkv), gout = poisoned(nout), glse = poisoned(nlse, DType::f32);
-            Buffer cqkv = cpu_up(qkv), cout(cpu, std::int64_t(nout)), clse(cpu, std::int64_t(nlse));
             cuda::flash_attention_forward(bf(gout), fp(glse), bf(gqkv), B, T, NH, KVH, hs, gpu->stream(), kernel);
-            cpu.flash_attention_forward(cout.view(), clse.view(), cqkv.view(), B, T, NH, KVH, hs);
-            const auto out_g = down(gout.view()), out_c = cpu_down(cout.view());
-            const auto lse_g = down(glse.view()), lse_c = cpu_down(clse.view());
+            const auto out_g = down(gout.view()), lse_g = down(glse.view());
             EXPECT_LT(rel_err(out_g, out_c), kBf16Out) << "output, " << what;
             EXPECT_LT(max_elem_err(out_g, out_c), kBf16Elem) << "output, " << what;
             EXPECT_LT(rel_err(lse_g, lse_c), kF32Out) << "log-sum-exp, " << what;
@@ -442,17 +461,11 @@ TEST_F(CudaBackendTest, FlashAttentionKernelsAgainstCpuAtModelHeadSizes) {
                                                                             (1.0 + std::abs(double(lse_c[i])))
                                                                       : std::numeric_limits<double>::infinity());
             EXPECT_LT(lse_worst, 1e-4) << "log-sum-exp per row, " << what;
-            // The backward from the CPU's forward results (output rounded to bf16) on both sides, as above.
-            auto out_rounded = out_c;
-            for (auto& v : out_rounded) v = round_bf16(v);
             Buffer go = up(out_rounded), gl = up(lse_c, DType::f32), gdy = up(dy), gdqkv = poisoned(nqkv);
             Buffer gdelta = poisoned(nlse, DType::f32);
-            Buffer co = cpu_up(out_rounded), cl = cpu_up(lse_c), cdy = cpu_up(dy), cdqkv(cpu, std::int64_t(nqkv));
             cuda::flash_attention_backward(bf(gdqkv), fp(gdelta), bf(gdy), bf(go), fp(gl), bf(gqkv), B, T, NH, KVH, hs,
                                            gpu->stream(), kernel);
-            cpu.flash_attention_backward(cdqkv.view(), cdy.view(), co.view(), cl.view(), cqkv.view(), B, T, NH, KVH,
-                                         hs);
-            const auto dg = down(gdqkv.view()), dc = cpu_down(cdqkv.view());
+            const auto dg = down(gdqkv.view());
             const int kv = KVH * hs;
             for (const auto& [name, c0, n] :
                  {std::tuple{"dq", 0, C}, std::tuple{"dk", C, kv}, std::tuple{"dv", C + kv, kv}}) {
@@ -470,13 +483,17 @@ TEST_F(CudaBackendTest, FlashAttentionKernelsAgainstCpuAtModelHeadSizes) {
               EXPECT_LT(max_elem_err(g, c), kBf16Elem) << name << ", " << what;
             }
           }
+        }
 }
 
 // The trainer calls the backend, which runs `automatic`: at the head sizes of the models that matter it must be
-// the tensor-core kernels. Proven by the results, not only by flash_kernel_for's answer: both kernels are
-// deterministic (no atomics), the automatic results equal the tensor-core kernels' bit for bit and differ from the
-// scalar kernels' (other summation orders and bf16 probabilities), so a silent fallback to the scalar kernels fails.
-TEST_F(CudaBackendTest, FlashAttentionBackendTakesTensorCoresForHeads64And128) {
+// the mma.sync kernels. Proven by the results, not only by flash_kernel_for's answer: every kernel is deterministic
+// (no atomics), the automatic results equal the mma kernels' bit for bit and differ from the WMMA and scalar kernels'
+// (other summation orders and roundings), so a silent fallback to either fails. Two runs of the mma kernels agree
+// bit for bit.
+// The backend takes the WMMA kernels (measured on an H100 and an H200); the mma.sync kernels run when named, until a
+// GPU has run them (kernels.cu, flash_kernel_for).
+TEST_F(CudaBackendTest, FlashAttentionBackendTakesWmmaKernelsAndMmaWhenNamed) {
   const int B = 1, T = 130, NH = 8, KVH = 2;
   for (const int hs : {64, 128}) {
     const int W = (NH + 2 * KVH) * hs, C = NH * hs;
@@ -485,34 +502,47 @@ TEST_F(CudaBackendTest, FlashAttentionBackendTakesTensorCoresForHeads64And128) {
     Buffer gqkv = up(qkv), gdy = up(dy);
     EXPECT_EQ(cuda::flash_kernel_for(hs, {bf(gqkv), bf(gdy)}), cuda::FlashKernel::tensor_cores) << "hs " << hs;
     EXPECT_EQ(cuda::flash_kernel_for(hs, {bf(gqkv) + 1}), cuda::FlashKernel::scalar) << "misaligned, hs " << hs;
-    std::vector<float> outs[3], dqkvs[3];  // automatic (the backend), tensor cores, scalar
-    for (int k = 0; k < 3; ++k) {
+    // automatic (the backend), mma, mma again, WMMA, scalar
+    const cuda::FlashKernel kernels[] = {cuda::FlashKernel::automatic, cuda::FlashKernel::mma, cuda::FlashKernel::mma,
+                                         cuda::FlashKernel::tensor_cores, cuda::FlashKernel::scalar};
+    std::vector<float> outs[5], dqkvs[5];
+    for (int k = 0; k < 5; ++k) {
       Buffer out = poisoned(nout), lse = poisoned(nlse, DType::f32), dqkv = poisoned(nqkv);
       if (k == 0) {
         gpu->flash_attention_forward(out.view(), lse.view(), gqkv.view(), B, T, NH, KVH, hs);
         gpu->flash_attention_backward(dqkv.view(), gdy.view(), out.view(), lse.view(), gqkv.view(), B, T, NH, KVH, hs);
       } else {
-        const auto kernel = k == 1 ? cuda::FlashKernel::tensor_cores : cuda::FlashKernel::scalar;
         Buffer delta = poisoned(nlse, DType::f32);
-        cuda::flash_attention_forward(bf(out), fp(lse), bf(gqkv), B, T, NH, KVH, hs, gpu->stream(), kernel);
+        cuda::flash_attention_forward(bf(out), fp(lse), bf(gqkv), B, T, NH, KVH, hs, gpu->stream(), kernels[k]);
         cuda::flash_attention_backward(bf(dqkv), fp(delta), bf(gdy), bf(out), fp(lse), bf(gqkv), B, T, NH, KVH, hs,
-                                       gpu->stream(), kernel);
+                                       gpu->stream(), kernels[k]);
       }
       outs[k] = down(out.view());
       dqkvs[k] = down(dqkv.view());
     }
-    EXPECT_EQ(outs[0], outs[1]) << "the backend's forward is not the tensor-core kernel's, hs " << hs;
-    EXPECT_EQ(dqkvs[0], dqkvs[1]) << "the backend's backward is not the tensor-core kernels', hs " << hs;
-    EXPECT_NE(outs[1], outs[2]) << "tensor-core and scalar forward agree bit for bit: the test cannot tell them apart";
-    EXPECT_NE(dqkvs[1], dqkvs[2])
-        << "tensor-core and scalar backward agree bit for bit: the test cannot tell them apart";
+    EXPECT_EQ(outs[0], outs[3]) << "the backend's forward is not the WMMA kernel's, hs " << hs;
+    EXPECT_EQ(dqkvs[0], dqkvs[3]) << "the backend's backward is not the WMMA kernels', hs " << hs;
+    EXPECT_EQ(outs[1], outs[2]) << "the mma forward is not deterministic, hs " << hs;
+    EXPECT_EQ(dqkvs[1], dqkvs[2]) << "the mma backward is not deterministic, hs " << hs;
+    for (int k = 3; k < 5; ++k) {
+      EXPECT_NE(outs[1], outs[k]) << "mma and " << kernel_name(kernels[k])
+                                  << " forward agree bit for bit: the test cannot tell them apart";
+      EXPECT_NE(dqkvs[1], dqkvs[k]) << "mma and " << kernel_name(kernels[k])
+                                    << " backward agree bit for bit: the test cannot tell them apart";
+    }
   }
-  // Head sizes the tensor-core kernels do not take go to the scalar kernels; asking for tensor cores there throws.
-  Buffer qkv = up(random_bf16(std::size_t(4) * 3 * 8, rng)), out = poisoned(std::size_t(4) * 8);
+  // Head sizes the mma kernels do not take go to WMMA (multiples of 16 up to 128) or the scalar kernels; asking for
+  // a kernel that cannot run the call throws.
+  Buffer qkv = up(random_bf16(std::size_t(4) * 3 * 96, rng)), out = poisoned(std::size_t(4) * 96);
   Buffer lse = poisoned(4, DType::f32);
+  EXPECT_EQ(cuda::flash_kernel_for(32, {bf(qkv)}), cuda::FlashKernel::tensor_cores);
+  EXPECT_EQ(cuda::flash_kernel_for(96, {bf(qkv)}), cuda::FlashKernel::tensor_cores);
   EXPECT_EQ(cuda::flash_kernel_for(8, {bf(qkv)}), cuda::FlashKernel::scalar);
   EXPECT_EQ(cuda::flash_kernel_for(256, {bf(qkv)}), cuda::FlashKernel::scalar);
   EXPECT_EQ(cuda::flash_kernel_for(136, {bf(qkv)}), cuda::FlashKernel::scalar);
+  EXPECT_THROW(
+      cuda::flash_attention_forward(bf(out), fp(lse), bf(qkv), 1, 4, 1, 1, 96, gpu->stream(), cuda::FlashKernel::mma),
+      std::invalid_argument);
   EXPECT_THROW(cuda::flash_attention_forward(bf(out), fp(lse), bf(qkv), 1, 4, 1, 1, 8, gpu->stream(),
                                              cuda::FlashKernel::tensor_cores),
                std::invalid_argument);

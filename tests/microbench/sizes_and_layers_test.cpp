@@ -54,6 +54,31 @@ TEST(AttentionFlop, ByHand) {
   EXPECT_EQ(attention_cases({4}, {}, 64, 16, 2)[0].kv_heads, 4);  // no kv list: as many as heads
 }
 
+// A flash kernel named by --zeropp_attention_kernels: in the case's name, and refused when the backend lacks it.
+TEST(AttentionKernels, NamedAndSelected) {
+  auto kernel = [](std::string name) {
+    auto k = std::make_shared<FlashKernelRun>();
+    k->name = std::move(name);
+    return std::shared_ptr<const FlashKernelRun>(k);
+  };
+  const std::vector available{kernel("mma"), kernel("wmma")};
+  AttentionCase c = attention_cases({32}, {8}, 2048, 128, 1)[0];
+  c.kernel = available[0];
+  EXPECT_EQ(c.name("bf16", false), "attention/trainer/bf16/flash-mma/F/h:4096/a:32/kv:8/s:2048/b:1");
+  const auto chosen = select_flash_kernels(available, {"wmma", "mma"}, "cuda");
+  ASSERT_EQ(chosen.size(), 2u);
+  EXPECT_EQ(chosen[0]->name, "wmma");
+  EXPECT_EQ(chosen[1]->name, "mma");
+  EXPECT_TRUE(select_flash_kernels(available, {}, "cuda").empty());
+  try {
+    select_flash_kernels(available, {"scalar"}, "cuda");
+    FAIL() << "an unknown kernel was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "--zeropp_attention_kernels: scalar is not a flash kernel of the cuda backend (mma, wmma)");
+  }
+  EXPECT_THROW(select_flash_kernels({}, {"mma"}, "cpu"), std::invalid_argument);
+}
+
 TEST(Options, AttentionKvHeadsPairWithHeads) {
   auto parse = [](std::vector<std::string> args) {
     std::vector<char*> argv;
@@ -69,6 +94,9 @@ TEST(Options, AttentionKvHeadsPairWithHeads) {
   EXPECT_THROW(parse({"bench", "--zeropp_attention_heads=32", "--zeropp_attention_kv_heads=5"}),
                std::invalid_argument);  // 5 does not divide 32
   EXPECT_THROW(parse({"bench", "--zeropp_attention_heads=0"}), std::invalid_argument);
+  EXPECT_EQ(parse({"bench", "--zeropp_attention_kernels=mma,wmma"}).attention_kernels,
+            (std::vector<std::string>{"mma", "wmma"}));
+  EXPECT_THROW(parse({"bench", "--zeropp_attention_kernels=mma,,wmma"}), std::invalid_argument);  // an empty name
 }
 
 }  // namespace

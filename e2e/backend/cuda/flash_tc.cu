@@ -26,6 +26,7 @@
 #include <string>
 
 #include "cuda_util/check.hpp"
+#include "e2e/backend/cuda/flash_launch.cuh"
 #include "e2e/backend/cuda/flash_shape.cuh"
 #include "e2e/backend/cuda/warp_reduce.cuh"
 
@@ -449,18 +450,7 @@ __global__ void __launch_bounds__(kThreads)
   write(dv, sh.v_col(kvh), 1.0f);
 }
 
-dim3 tc_grid(int T, std::int64_t pairs) {
-  if (pairs < 1 || pairs > 65535)
-    throw std::length_error("cuda flash attention: " + std::to_string(pairs) +
-                            " (sequence, head) pairs exceed one launch's grid.y of 65535");
-  return dim3(static_cast<unsigned>((T + kTile - 1) / kTile), static_cast<unsigned>(pairs));
-}
-
-// More than 48 KB of dynamic shared memory must be allowed per kernel; set it to exactly what this launch needs.
-template <typename Kernel>
-void allow_shared(Kernel kernel, std::size_t bytes) {
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-}
+dim3 tc_grid(int T, std::int64_t pairs) { return flash_launch_grid((T + kTile - 1) / kTile, pairs); }
 
 }  // namespace
 
@@ -475,7 +465,7 @@ void flash_tc_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int 
                       cudaStream_t stream) {
   const Shape sh{T, NH, KVH, hs};
   const std::size_t bytes = Smem{hs}.forward();
-  allow_shared(flash_tc_forward_kernel, bytes);
+  allow_dynamic_shared(flash_tc_forward_kernel, bytes);
   flash_tc_forward_kernel<<<tc_grid(T, std::int64_t{B} * NH), kThreads, bytes, stream>>>(
       out, lse, qkv, sh, 1.0f / sqrtf(static_cast<float>(hs)));
   CUDA_CHECK_LAUNCH();
@@ -486,11 +476,11 @@ void flash_tc_backward(bf16* dqkv, const float* delta, const bf16* dout, const f
   const Shape sh{T, NH, KVH, hs};
   const float scale = 1.0f / sqrtf(static_cast<float>(hs));
   const Smem L{hs};
-  allow_shared(flash_tc_dq_kernel, L.dq());
+  allow_dynamic_shared(flash_tc_dq_kernel, L.dq());
   flash_tc_dq_kernel<<<tc_grid(T, std::int64_t{B} * NH), kThreads, L.dq(), stream>>>(dqkv, delta, dout, lse, qkv, sh,
                                                                                      scale);
   CUDA_CHECK_LAUNCH();
-  allow_shared(flash_tc_dkv_kernel, L.dkv());
+  allow_dynamic_shared(flash_tc_dkv_kernel, L.dkv());
   flash_tc_dkv_kernel<<<tc_grid(T, std::int64_t{B} * KVH), kThreads, L.dkv(), stream>>>(dqkv, delta, dout, lse, qkv, sh,
                                                                                         scale);
   CUDA_CHECK_LAUNCH();

@@ -5,6 +5,8 @@
 
 #include "e2e/backend/cuda/flash_shape.cuh"
 #include "e2e/backend/cuda/warp_reduce.cuh"
+#include "e2e/backend/cuda/flash_launch.cuh"
+#include "e2e/backend/cuda/flash_mma.cuh"
 #include "e2e/backend/cuda/flash_tc.cuh"
 
 #include <cmath>
@@ -1049,12 +1051,7 @@ void rope(bf16* qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, dou
 
 namespace {
 // The flash kernels' grid: x over rows (kFlashWarps per block), y over (sequence, head) pairs.
-dim3 flash_grid(int T, std::int64_t pairs) {
-  if (pairs < 1 || pairs > 65535)
-    throw std::length_error("cuda flash attention: " + std::to_string(pairs) +
-                            " (sequence, head) pairs exceed one launch's grid.y of 65535");
-  return dim3(static_cast<unsigned>((T + kFlashWarps - 1) / kFlashWarps), static_cast<unsigned>(pairs));
-}
+dim3 flash_grid(int T, std::int64_t pairs) { return flash_launch_grid((T + kFlashWarps - 1) / kFlashWarps, pairs); }
 void check_flash(int T, int NH, int KVH, int hs) {
   if (T < 1 || NH < 1 || KVH < 1 || NH % KVH != 0 || hs < 1 || hs > kFlashMaxHead)
     throw std::invalid_argument("cuda flash attention: needs T >= 1, KVH dividing NH and 1 <= hs <= " +
@@ -1062,22 +1059,52 @@ void check_flash(int T, int NH, int KVH, int hs) {
 }
 }  // namespace
 
-// The one place that chooses between the tensor-core and the scalar flash kernels.
-FlashKernel flash_kernel_for(int hs, std::initializer_list<const void*> pointers) {
-  if (!flash_tc_supports(hs)) return FlashKernel::scalar;
-  if (!aligned16(pointers)) return FlashKernel::scalar;
+namespace {
+int shared_memory_optin() {
   int device = 0, optin = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return flash_tc_shared_bytes(hs) <= static_cast<std::size_t>(optin) ? FlashKernel::tensor_cores : FlashKernel::scalar;
+  return optin;
+}
+
+// Whether `kernel` can run this call: its head sizes, 16-byte aligned buffers (both tensor-core kernels stage tiles
+// with 16-byte copies) and its shared memory per block on the current device.
+bool flash_runs(FlashKernel kernel, int hs, std::initializer_list<const void*> pointers) {
+  switch (kernel) {
+    case FlashKernel::mma:
+      return flash_mma_supports(hs) && aligned16(pointers) &&
+             flash_mma_shared_bytes(hs) <= static_cast<std::size_t>(shared_memory_optin());
+    case FlashKernel::tensor_cores:
+      return flash_tc_supports(hs) && aligned16(pointers) &&
+             flash_tc_shared_bytes(hs) <= static_cast<std::size_t>(shared_memory_optin());
+    case FlashKernel::automatic:
+    case FlashKernel::scalar:
+      return true;
+  }
+  return false;
+}
+}  // namespace
+
+// The one place that chooses among the flash kernels: mma.sync where it runs (heads of 64 and 128), then WMMA (other
+// multiples of 16 up to 128), then the scalar kernels.
+FlashKernel flash_kernel_for(int hs, std::initializer_list<const void*> pointers) {
+  // The mma.sync kernels run only when asked for by name until a GPU has run them (their tests and benchmarks ask):
+  // they are checked in a warp emulation, not on a device (docs/cuda.md). The WMMA kernels were measured on an H100
+  // and an H200.
+  if (flash_runs(FlashKernel::tensor_cores, hs, pointers)) return FlashKernel::tensor_cores;
+  return FlashKernel::scalar;
 }
 
 namespace {
 // The kernel this call runs: `automatic` resolved, a named one checked.
 FlashKernel resolve_flash(FlashKernel asked, int hs, std::initializer_list<const void*> pointers) {
-  const FlashKernel possible = flash_kernel_for(hs, pointers);
-  if (asked == FlashKernel::automatic) return possible;
-  if (asked == FlashKernel::tensor_cores && possible != FlashKernel::tensor_cores)
+  if (asked == FlashKernel::automatic) return flash_kernel_for(hs, pointers);
+  if (asked == FlashKernel::mma && !flash_runs(asked, hs, pointers))
+    throw std::invalid_argument(
+        "cuda flash attention: the mma.sync kernels need a head size of 64 or 128, 16-byte aligned buffers and " +
+        (flash_mma_supports(hs) ? std::to_string(flash_mma_shared_bytes(hs)) : std::string("?")) +
+        " B of shared memory per block (hs = " + std::to_string(hs) + ")");
+  if (asked == FlashKernel::tensor_cores && !flash_runs(asked, hs, pointers))
     throw std::invalid_argument("cuda flash attention: the tensor-core kernels need a head size multiple of 16 up to " +
                                 std::to_string(kFlashTcMaxHead) + ", 16-byte aligned buffers and " +
                                 std::to_string(flash_tc_shared_bytes(hs)) +
@@ -1090,7 +1117,12 @@ void flash_attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int 
                              cudaStream_t stream, FlashKernel kernel) {
   check_flash(T, NH, KVH, hs);
   if (B == 0) return;
-  if (resolve_flash(kernel, hs, {out, qkv}) == FlashKernel::tensor_cores) {
+  const FlashKernel run = resolve_flash(kernel, hs, {out, qkv});
+  if (run == FlashKernel::mma) {
+    flash_mma_forward(out, lse, qkv, B, T, NH, KVH, hs, stream);
+    return;
+  }
+  if (run == FlashKernel::tensor_cores) {
     flash_tc_forward(out, lse, qkv, B, T, NH, KVH, hs, stream);
     return;
   }
@@ -1110,6 +1142,10 @@ void flash_attention_backward(bf16* dqkv, float* delta, const bf16* dout, const 
   const float scale = 1.0f / sqrtf(static_cast<float>(hs));
   flash_delta_kernel<<<warp_rows_grid(std::int64_t{B} * NH * T), kThreads, 0, stream>>>(delta, dout, out, B, sh);
   CUDA_CHECK_LAUNCH();
+  if (run == FlashKernel::mma) {
+    flash_mma_backward(dqkv, delta, dout, lse, qkv, B, T, NH, KVH, hs, stream);
+    return;
+  }
   if (run == FlashKernel::tensor_cores) {
     flash_tc_backward(dqkv, delta, dout, lse, qkv, B, T, NH, KVH, hs, stream);
     return;

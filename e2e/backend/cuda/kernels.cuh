@@ -55,15 +55,17 @@ void rope(bf16* qkv, int N, int T, int NH, int KVH, int hs, int rotary_dims, dou
 // kFlashMaxHead. The forward writes out [B, T, NH hs] (bf16) and lse [B, NH, T] (fp32). The backward takes
 // `delta` [B, NH, T] (fp32 scratch) and overwrites dqkv [B, T, (NH + 2 KVH) hs]; it needs no atomics: each query
 // row's dq and each key row's dk, dv (summed over the query heads of its group) are one warp's.
-// Two implementations: tensor-core kernels (FlashAttention-2 on WMMA, e2e/backend/cuda/flash_tc.cu) for heads of
-// 16, 32, ..., 128, and scalar kernels (a warp per row, fp32 FMAs) for every head up to kFlashMaxHead.
-// `automatic` (what CudaBackend uses) takes the tensor cores whenever flash_kernel_for says so; the tests also ask
-// for each one by name, and a named kernel that cannot run this call throws std::invalid_argument.
+// Three implementations: FlashAttention-2 on tensor cores through mma.sync with the softmax in registers
+// (e2e/backend/cuda/flash_mma.cu) for heads of 64 and 128, the same through WMMA (flash_tc.cu) for heads of 16, 32,
+// ..., 128, and scalar kernels (a warp per row, fp32 FMAs) for every head up to kFlashMaxHead.
+// `automatic` (what CudaBackend uses) takes what flash_kernel_for says; the tests and benchmarks also ask for each one
+// by name, and a named kernel that cannot run this call throws std::invalid_argument.
 constexpr int kFlashMaxHead = 256;
-enum class FlashKernel { automatic, tensor_cores, scalar };
-// What `automatic` runs for head size hs and these device pointers: tensor_cores when flash_tc_supports(hs), every
-// pointer is 16-byte aligned (the tiles are staged with 16-byte copies) and the current device allows the kernels'
-// shared memory per block (flash_tc_shared_bytes); scalar otherwise.
+enum class FlashKernel { automatic, mma, tensor_cores, scalar };
+// What `automatic` runs for head size hs and these device pointers: tensor_cores (WMMA) where flash_tc_supports(hs),
+// every pointer is 16-byte aligned (its tiles are staged with 16-byte copies) and the current device allows its
+// shared memory per block (flash_tc_shared_bytes); scalar otherwise. The mma kernels run only when named, until a GPU
+// has run them (kernels.cu).
 FlashKernel flash_kernel_for(int hs, std::initializer_list<const void*> pointers);
 void flash_attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int NH, int KVH, int hs,
                              cudaStream_t, FlashKernel = FlashKernel::automatic);

@@ -335,6 +335,7 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
   // dtype).
   const DataParallelSync& sync = basics.sync;
   const FrameworkPrecision& precision = basics.precision;
+  const GradReductions reductions = grad_reductions(par, sync);  // how often the ZeRO-3 shards are added into
   const double param_bytes = element_bytes(precision.gather), grad_bytes = element_bytes(precision.reduce);
   // As the framework executes them (zero3_execution.hpp): the collectives with their side-stream copies, and the
   // copies on the compute stream charged to the forward and backward that wait for them.
@@ -343,7 +344,7 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
   if (sync.layer_wise) {
     const Group sg = shard_group(par, sync);
     const double params = static_cast<double>(rank_params(m, 1, 1, 0, t).total());
-    const Zero3Seconds z3 = zero3_seconds(plan, sg, params, layer_params);
+    const Zero3Seconds z3 = zero3_seconds(plan, sg, params, layer_params, precision, reductions);
     a.gather = z3.gather;
     a.reduce_scatter = z3.reduce_scatter;
     a.f += z3.forward_copies;
@@ -353,14 +354,14 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
     // gather, the reduction's copy-in precedes the reduce-scatter (as ZeroPP's per-unit gathers below).
     const Group sg = shard_group(par, sync);
     const double params = static_cast<double>(lc) * layer_params;
-    const Zero3Seconds z3 = zero3_seconds(plan, sg, params, layer_params);
+    const Zero3Seconds z3 = zero3_seconds(plan, sg, params, layer_params, precision, reductions);
     a.gather = z3.gather + z3.forward_copies;
     a.reduce_scatter = z3.reduce_scatter + z3.backward_copies - z3.forward_copies;
   } else if (par.z > 1 && sync.gather != ParamGather::none) {
     const Group zg = zero_group(par);
     // A regular chunk: its layers (the embedding and head of the end stages are not counted here).
     const double params = static_cast<double>(lc) * layer_params;
-    const Zero3Seconds z3 = zero3_seconds(plan, zg, params, layer_params);
+    const Zero3Seconds z3 = zero3_seconds(plan, zg, params, layer_params, precision, reductions);
     a.gather = z3.gather;
     a.reduce_scatter = z3.reduce_scatter;
     if (sync.gather == ParamGather::per_micro_batch) {

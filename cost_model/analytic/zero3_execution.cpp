@@ -30,14 +30,18 @@ int weight_modules_per_layer(const ModelSpec& m) { return m.mlp == MlpKind::gelu
 }  // namespace
 
 Zero3CopyBytes zero3_copy_bytes(const Plan& plan, double params, double layer_params, int shard) {
+  return zero3_copy_bytes(plan, params, layer_params, shard, framework_precision(plan.parallel),
+                          grad_reductions(plan.parallel));
+}
+
+Zero3CopyBytes zero3_copy_bytes(const Plan& plan, double params, double layer_params, int shard,
+                                const FrameworkPrecision& precision, const GradReductions& reductions) {
   const ParallelSpec& par = plan.parallel;
-  const FrameworkPrecision precision = framework_precision(par);
   const double e = element_bytes(precision.gather), r = element_bytes(precision.reduce);
   const double n = std::max(1, shard);
   // Of the plan's reduce-scatters per iteration, the share that adds into an existing gradient shard: all but the
   // first (grad_accumulation.hpp: R - 1 of R; none for FSDP2 under PP, whose one reduction follows the unsharded
   // accumulation).
-  const GradReductions reductions = grad_reductions(par);
   const double adds = (reductions.count - 1.0) / reductions.count;
   Zero3CopyBytes out;
   switch (framework_of(par)) {
@@ -76,10 +80,15 @@ Zero3CopyBytes zero3_copy_bytes(const Plan& plan, double params, double layer_pa
 }
 
 Zero3Seconds zero3_seconds(const Plan& plan, const Group& group, double params, double layer_params) {
+  return zero3_seconds(plan, group, params, layer_params, framework_precision(plan.parallel),
+                       grad_reductions(plan.parallel));
+}
+
+Zero3Seconds zero3_seconds(const Plan& plan, const Group& group, double params, double layer_params,
+                           const FrameworkPrecision& precision, const GradReductions& reductions) {
   const ClusterSpec& c = plan.cluster;
-  const FrameworkPrecision precision = framework_precision(plan.parallel);
   const double e = element_bytes(precision.gather), r = element_bytes(precision.reduce);
-  const Zero3CopyBytes copies = zero3_copy_bytes(plan, params, layer_params, group.size);
+  const Zero3CopyBytes copies = zero3_copy_bytes(plan, params, layer_params, group.size, precision, reductions);
   Zero3Seconds out;
   // The gather as `pieces` equal all-gathers (FSDP2's per layer, DeepSpeed's per fetched module), each paying its
   // own latency; one collective for the unit where the framework has no finer rule.

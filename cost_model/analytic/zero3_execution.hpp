@@ -55,6 +55,7 @@
 //              copies are not priced (an assumption, stated); the additions into their gradient shards are on the
 //              compute stream, priced with the W action (grad_accumulation.hpp).
 #include "cost_model/analytic/collectives.hpp"
+#include "cost_model/analytic/grad_accumulation.hpp"
 #include "cost_model/spec/config.hpp"
 
 namespace zeropp::analytic {
@@ -77,6 +78,9 @@ struct Zero3CopyBytes {
 // The copies for a unit of `params` parameters of layers with `layer_params` parameters each (the layer count of
 // DeepSpeed's fetches), sharded over `shard` GPUs, gradients reduced as the plan reduces them (grad_reductions).
 Zero3CopyBytes zero3_copy_bytes(const Plan& plan, double params, double layer_params, int shard);
+// The same with the plan's framework_precision and grad_reductions already worked out (action_costs has them).
+Zero3CopyBytes zero3_copy_bytes(const Plan& plan, double params, double layer_params, int shard,
+                                const FrameworkPrecision& precision, const GradReductions& reductions);
 
 // One ZeRO-3 unit (`params` parameters) on its shard group `group`, seconds:
 struct Zero3Seconds {
@@ -86,5 +90,7 @@ struct Zero3Seconds {
   double backward_copies = 0; // compute stream, each backward of the unit (copy-out and reduce copy-in)
 };
 Zero3Seconds zero3_seconds(const Plan& plan, const Group& group, double params, double layer_params);
+Zero3Seconds zero3_seconds(const Plan& plan, const Group& group, double params, double layer_params,
+                           const FrameworkPrecision& precision, const GradReductions& reductions);
 
 }  // namespace zeropp::analytic

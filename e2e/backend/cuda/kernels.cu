@@ -1099,20 +1099,33 @@ bool column_sums_vectorized(int C, const void* dout, const void* inp) {
 }
 
 namespace {
+// The blocks of column_sums_vec_kernel<Mode> the current device holds at once: its SMs times the blocks per SM that
+// registers and shared memory allow (ptxas gives the three modes 32 to 52 registers a thread: 8 to 4 blocks on
+// sm_90). Asked once per thread and device: the trainer launches these several times per layer and micro-batch.
+template <int Mode>
+int column_vec_resident() {
+  thread_local int seen_device = -1, resident = 1;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  if (device != seen_device) {
+    int sms = 0, per_sm = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, column_sums_vec_kernel<Mode>, kWarp * kColVecRows, 0));
+    resident = std::max(1, sms * per_sm);
+    seen_device = device;
+  }
+  return resident;
+}
+
 // One column-sum launch of `Mode` with the kernel asked for (vec16 where column_sums_vectorized, else scalar).
 template <int Mode>
 void column_sums(float* dweight, float* dbias, const bf16* dout, const bf16* inp, const float* mean, const float* rstd,
                  int N, int C, cudaStream_t stream, ColumnSumsKernel kernel) {
   if (N == 0 || C == 0) return;
   if (kernel == ColumnSumsKernel::vec16 && column_sums_vectorized(C, dout, inp)) {
-    // The blocks the current device holds at once: its SMs times the blocks of this kernel per SM (registers and
-    // shared memory decide; ptxas gives the vec16 kernels 32 to 52 registers a thread: 8 to 4 blocks on sm_90).
-    int device = 0, sms = 0, per_sm = 0, slice_rows = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, column_sums_vec_kernel<Mode>, kWarp * kColVecRows, 0));
-    const dim3 grid = column_vec_grid(N, C, std::max(1, sms * per_sm), slice_rows);
+    int slice_rows = 0;
+    const dim3 grid = column_vec_grid(N, C, column_vec_resident<Mode>(), slice_rows);
     column_sums_vec_kernel<Mode>
         <<<grid, dim3(kWarp, kColVecRows), 0, stream>>>(dweight, dbias, dout, inp, mean, rstd, N, C, slice_rows);
   } else {

@@ -76,6 +76,26 @@ KernelBytes layer_kernel_bytes(const ModelSpec& model, int b, int tp, bool sp, D
   return k;
 }
 
+// Bytes one layer's bias and norm-weight gradient reductions move where the framework runs them in passes of their
+// own (framework.hpp, weight_reductions), one micro-batch on one GPU: each biased linear's output gradient read
+// once (e per element: the column-parallel QKV and up projections' n/t columns on every token; the row-parallel
+// output and down projections' biases are added after the reduce-scatter with sequence parallelism, on the GPU's
+// s/t tokens, else on all of them, replicated), and each norm's dy and x read again (2e per element, its tokens
+// split over TP with sequence parallelism). Llama-style layers have no biases (params.hpp, has_biases).
+double weight_reduction_bytes(const ModelSpec& model, const LayerGemms& g, int tp, bool sp, Dtype dtype,
+                              const WeightReductions& where) {
+  const double e = element_bytes(dtype);
+  const double rep_share = sp ? tp : 1.0;
+  double bytes = 0;
+  if (!where.bias_in_wgrad_gemm && has_biases(model)) {
+    const auto outputs = [&g](LayerGemms::Index i) { return g.gemm[i].m * g.gemm[i].n * g.gemm[i].count; };
+    bytes += e * (outputs(LayerGemms::qkv) + outputs(LayerGemms::up) +
+                  (outputs(LayerGemms::proj) + outputs(LayerGemms::down)) / rep_share);
+  }
+  if (!where.norm_in_backward_kernel) bytes += 2 * (2 * e) * g.gemm[LayerGemms::qkv].m * model.hidden / rep_share;
+  return bytes;
+}
+
 // A weight GEMM X W (X: m x k activations, W: k x n) three ways: forward m x n deep k; input gradient
 // dX = dY W^T, m x k deep n; weight gradient dW = X^T dY, k x n deep m (the tokens), its epilogue moving
 // `wgrad_store` bytes per element (flops.hpp, wgrad_gemm; grad_accumulation.hpp).
@@ -271,7 +291,10 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
   core.b *= par.cp;
   const double layer_f = weights.forward + core.f + mem_seconds(k.tokens_fwd + k.attention_fwd + casts.forward);
   const double layer_b = weights.dgrad + core.b + mem_seconds(k.tokens_bwd + k.attention_bwd + casts.backward);
-  const double layer_w = weights.wgrad + mem_seconds(accumulation.kernel * linear_weight_elements(g));
+  const WeightReductions reductions_where = weight_reductions(par);
+  const double layer_w =
+      weights.wgrad + mem_seconds(accumulation.kernel * linear_weight_elements(g) +
+                                  weight_reduction_bytes(local, g, t, par.sequence_parallel, par.dtype, reductions_where));
   double layer_rc = 0;
   if (par.recompute == Recompute::full) layer_rc = layer_f;
   if (par.recompute == Recompute::selective) {
@@ -309,7 +332,9 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
   const CrossEntropyBytes ce = cross_entropy_bytes_per_logit(framework_of(par), e);
   a.head_f = head_gemm.forward + mem_seconds(tokens * (2 * e * m.hidden / norm_share + ce.forward * logits));
   a.head_b = head_gemm.dgrad + mem_seconds(tokens * (3 * e * m.hidden / norm_share + ce.backward * logits));
-  a.head_w = head_gemm.wgrad + mem_seconds(accumulation.kernel * head.k * head.n);
+  // The final norm's weight gradient, where the framework reduces it in a pass of its own (2e per element).
+  const double final_norm_w = reductions_where.norm_in_backward_kernel ? 0 : 2 * e * tokens * m.hidden / norm_share;
+  a.head_w = head_gemm.wgrad + mem_seconds(accumulation.kernel * head.k * head.n + final_norm_w);
   if (t > 1) {
     const Group tg = tp_group(par);
     // SP gathers the final norm's output before the head; the head's input gradient is all-reduced

@@ -133,7 +133,7 @@ ValidationReport load_validation_json(const nlohmann::json& j, const std::string
     const auto& p = strict_object(
         j.at("parallel"), path,
         {"zero_stage", "sequence_parallel", "tp_comm_overlap", "overlap_param_gather", "framework", "reduce_dtype",
-         "attention_kernel", "grad_accumulation_fusion"});
+         "attention_kernel", "grad_accumulation_fusion", "transformer_impl"});
     if (p.contains("zero_stage")) {
       const auto& v = p.at("zero_stage");
       if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 1)
@@ -155,6 +155,10 @@ ValidationReport load_validation_json(const nlohmann::json& j, const std::string
     // As the set's runs ran (Megatron-LM's --gradient-accumulation-fusion; the set file quotes its source).
     if (p.contains("grad_accumulation_fusion"))
       shared.grad_accumulation_fusion = boolean_value(p, path, "grad_accumulation_fusion");
+    // Megatron-LM's --transformer-impl (the set file quotes its source); absent: transformer_engine.
+    if (p.contains("transformer_impl"))
+      shared.transformer_impl =
+          transformer_impl_from_string(string_value(p, path, "transformer_impl"), path + ".transformer_impl");
   }
 
   const auto& rows = required(j, root, "rows");

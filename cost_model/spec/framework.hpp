@@ -152,4 +152,40 @@ TpCommOverlap framework_tp_overlap(Framework framework);
 // kernels are priced by; both need GPUs (a CPU profile has no tensor cores to overlap with).
 std::string tp_overlap_unavailable(TpCommOverlap kind, const ClusterSpec& cluster);
 
+
+// Where a plan's framework reduces the gradients of the linear layers' biases and of the norms' weights (and
+// LayerNorm biases) over the tokens: sums the weight-gradient GEMMs do not do unless their epilogue does. Either
+// inside a kernel that runs anyway (no traffic of its own), or in a pass of its own that reads the tensors again
+// (analytic/time_model.cpp prices those reads in W, weight_reduction_bytes):
+//   bias           in the wgrad GEMM: TransformerEngine's Linear asks cuBLASLt for the bias gradient in the weight-
+//                  gradient GEMM's epilogue (transformer_engine/pytorch/module/linear.py, backward: the bias passed to
+//                  the wgrad gemm unless FP8; common/gemm/cublaslt_gemm.cu, CUBLASLT_EPILOGUE_BGRADB); InternEvo's
+//                  FusedDenseFunc does the same through flash-attn's fused_dense_lib.linear_bias_wgrad
+//                  (internlm/model/utils.py, whenever flash attention is on).
+//                  a pass of its own, one read of the output gradient (e per element of the linear's output on the
+//                  GPU): Megatron's local layers (megatron/mpu/layers.py of 2021: F.linear's autograd for the QKV
+//                  projection, and the skip_bias_add biases of the other three summed by autograd out of the fused
+//                  bias-GELU and bias-dropout-add), PyTorch eager nn.Linear (addmm's backward, grad.sum(0)).
+//   norm weights   in the norm's backward kernel: TransformerEngine's layernorm / rmsnorm backward accumulates the
+//                  dgamma (dbeta) partials in the pass that computes dx and adds them in a small finalize kernel
+//                  (common/normalization/layernorm/ln_bwd_kernels.cuh, dgamma_part, ln_bwd_finalize_tuned_kernel).
+//                  a pass of its own reading dy and x again (2e per element): Apex's fused layer norm, which
+//                  Megatron's local layers and Megatron-DeepSpeed compile as megatron/fused_kernels/
+//                  layer_norm_cuda_kernel.cu (HostLayerNormGradient: cuComputePartGradGammaBeta over dout and input
+//                  before cuComputeGradInput), and PyTorch's native layer norm backward (aten/src/ATen/native/cuda/
+//                  layer_norm_kernel.cu, the same partial gamma/beta kernels); an RMSNorm written as PyTorch ops
+//                  (InternEvo's manual_rms_norm, internlm/model/ops/norm.py) reduces dy * x-hat over the tokens in
+//                  autograd: at least the same two reads.
+//   framework      bias              norm weights
+//   megatron       in the wgrad GEMM  in the backward kernel  (transformer_impl transformer_engine, the default)
+//   megatron       own pass           own pass                (transformer_impl local: Megatron-LM of 2021)
+//   deepspeed      own pass           own pass                (Megatron-DeepSpeed's local layers and fused kernels)
+//   fsdp1, fsdp2   own pass           own pass                (PyTorch eager)
+//   zeropp         in the wgrad GEMM  own pass                (InternEvo)
+struct WeightReductions {
+  bool bias_in_wgrad_gemm = true;
+  bool norm_in_backward_kernel = true;
+};
+WeightReductions weight_reductions(const ParallelSpec& p);
+
 }  // namespace zeropp

@@ -60,6 +60,9 @@ constexpr Table<TpCommOverlap, 3> kTpCommOverlaps{{{TpCommOverlap::none, "none"}
                                                    {TpCommOverlap::userbuffers, "userbuffers"},
                                                    {TpCommOverlap::async_tp, "async_tp"}}};
 
+constexpr Table<TransformerImpl, 2> kTransformerImpls{
+    {{TransformerImpl::transformer_engine, "transformer_engine"}, {TransformerImpl::local, "local"}}};
+
 constexpr Table<AttentionKernel, 4> kAttentionKernels{{{AttentionKernel::flash2, "flash2"},
                                                         {AttentionKernel::flash3, "flash3"},
                                                         {AttentionKernel::cudnn, "cudnn"},
@@ -100,6 +103,7 @@ std::string to_string(CpKind v) { return name_of(kCpKinds, v); }
 std::string to_string(Framework v) { return name_of(kFrameworks, v); }
 std::string to_string(Provenance v) { return name_of(kProvenances, v); }
 std::string to_string(TpCommOverlap v) { return name_of(kTpCommOverlaps, v); }
+std::string to_string(TransformerImpl v) { return name_of(kTransformerImpls, v); }
 std::string to_string(Fp8Recipe v) { return name_of(kFp8Recipes, v); }
 std::string to_string(AttentionKernel v) { return name_of(kAttentionKernels, v); }
 
@@ -122,6 +126,9 @@ Provenance provenance_from_string(std::string_view s, const std::string& field) 
 }
 TpCommOverlap tp_comm_overlap_from_string(std::string_view s, const std::string& field) {
   return parse(kTpCommOverlaps, s, field);
+}
+TransformerImpl transformer_impl_from_string(std::string_view s, const std::string& field) {
+  return parse(kTransformerImpls, s, field);
 }
 Fp8Recipe fp8_recipe_from_string(std::string_view s, const std::string& field) { return parse(kFp8Recipes, s, field); }
 AttentionKernel attention_kernel_from_string(std::string_view s, const std::string& field) {

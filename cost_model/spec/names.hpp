@@ -22,6 +22,7 @@ std::string to_string(CpKind);         // "ring", "ulysses"
 std::string to_string(Framework);      // "megatron", "deepspeed", "fsdp2", "zeropp", "fsdp1"
 std::string to_string(Provenance);     // "nominal", "published", "calibrated", "measured"
 std::string to_string(TpCommOverlap);  // "none", "userbuffers", "async_tp"
+std::string to_string(TransformerImpl);  // "transformer_engine", "local"
 std::string to_string(Fp8Recipe);      // "te_delayed", "te_current", "torchao_tensorwise", "torchao_rowwise"
 std::string to_string(AttentionKernel);  // "flash2", "flash3", "cudnn", "unfused"
 
@@ -37,6 +38,7 @@ CpKind cp_kind_from_string(std::string_view, const std::string& field);
 Framework framework_from_string(std::string_view, const std::string& field);
 Provenance provenance_from_string(std::string_view, const std::string& field);
 TpCommOverlap tp_comm_overlap_from_string(std::string_view, const std::string& field);
+TransformerImpl transformer_impl_from_string(std::string_view, const std::string& field);
 Fp8Recipe fp8_recipe_from_string(std::string_view, const std::string& field);
 AttentionKernel attention_kernel_from_string(std::string_view, const std::string& field);
 

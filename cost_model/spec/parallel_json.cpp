@@ -65,7 +65,8 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
                           "fp8_all_gather",
                           "dp_shard",
                           "attention_kernel",
-                          "grad_accumulation_fusion"});
+                          "grad_accumulation_fusion",
+                          "transformer_impl"});
   ParallelSpec p;
   p.strategy = strategy_from_string(f.string("strategy"), f.path_of("strategy"));
   p.tp = f.integer("tp", 1);
@@ -113,6 +114,10 @@ ParallelSpec parallel_from_json(const nlohmann::json& j, const std::string& fiel
     const bool fusion = f.boolean("grad_accumulation_fusion");
     if (fusion != (framework_of(p) == Framework::megatron)) p.grad_accumulation_fusion = fusion;
   }
+  // Kept as given, the default (transformer_engine) too: the trainer refuses a plan that states the stack it does not
+  // run (e2e/model/gpt_config.cpp), and validate refuses the key for a framework other than Megatron.
+  if (f.has("transformer_impl"))
+    p.transformer_impl = transformer_impl_from_string(f.string("transformer_impl"), f.path_of("transformer_impl"));
   // After the framework: true names the framework's own overlap.
   if (f.has("tp_comm_overlap")) p.tp_comm_overlap = tp_comm_overlap_from_json(f, framework_of(p));
   if (f.has("reduce_dtype")) {
@@ -181,6 +186,7 @@ nlohmann::json to_json(const ParallelSpec& p) {
   if (p.attention_kernel) j["attention_kernel"] = to_string(*p.attention_kernel);
   // Written only when it differs from the framework's default (Megatron's --no-gradient-accumulation-fusion).
   if (p.grad_accumulation_fusion) j["grad_accumulation_fusion"] = *p.grad_accumulation_fusion;
+  if (p.transformer_impl) j["transformer_impl"] = to_string(*p.transformer_impl);  // written only when given
   return j;
 }
 
@@ -263,6 +269,11 @@ void validate(const ParallelSpec& p, const std::string& field) {
                                 "accumulation (Megatron-LM's --gradient-accumulation-fusion; {1} returns fresh "
                                 "16-bit weight gradients to autograd)",
                                 field, to_string(framework_of(p))));
+  if (p.transformer_impl && framework_of(p) != Framework::megatron)
+    throw SpecError(field + ".transformer_impl",
+                    fmt::format("{0}.transformer_impl={1}: only framework megatron has it (Megatron-LM's "
+                                "--transformer-impl); framework {2} runs its own kernels (spec/framework.hpp)",
+                                field, to_string(*p.transformer_impl), to_string(framework_of(p))));
   // What each strategy is (strategy.hpp): reject plans that contradict their own strategy.
   validate_strategy(p, field);
 }

@@ -51,6 +51,11 @@ enum class Framework { megatron, deepspeed, fsdp2, zeropp, fsdp1 };
 //                matmuls decomposed per rank with copy-engine transfers (fused_all_gather_matmul,
 //                fused_matmul_reduce_scatter in torch/distributed/_symmetric_memory)
 enum class TpCommOverlap { none, userbuffers, async_tp };
+// Megatron-LM's --transformer-impl: the layers built from TransformerEngine modules (the default since Megatron-Core
+// made TE its layer stack) or from Megatron's own "local" modules, the only stack Megatron-LM of 2021 had. What the
+// cost model prices differently between them: where the bias and norm-weight gradients are reduced (framework.hpp,
+// weight_reductions).
+enum class TransformerImpl { transformer_engine, local };
 // How a plan trains its linear layers in FP8 (spec/fp8.hpp): TransformerEngine's delayed or current per-tensor
 // scaling (Megatron's --fp8-format hybrid --fp8-recipe delayed|tensorwise), or torchao's float8 training with
 // tensorwise or rowwise dynamic scaling (torchtitan's float8 converter).
@@ -99,6 +104,8 @@ struct ParallelSpec {
   // weight-gradient GEMMs accumulate into main_grad in their epilogue. Absent: the framework's (framework.hpp,
   // grad_accumulation_fusion); only Megatron has it.
   std::optional<bool> grad_accumulation_fusion;
+  // Megatron-LM's --transformer-impl (TransformerImpl above). Absent: transformer_engine; only Megatron has it.
+  std::optional<TransformerImpl> transformer_impl;
   std::optional<Framework> framework;  // absent: the strategy's (default_framework, strategy.hpp)
   std::optional<Dtype> reduce_dtype;   // absent: the framework's for `dtype` (default_reduce_dtype, framework.hpp)
   // Layers of the first and the last PP rank (Megatron's --decoder-first/last-pipeline-num-layers); 0: not given,

@@ -265,6 +265,12 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
     throw SpecError("parallel.grad_accumulation_fusion",
                     "parallel.grad_accumulation_fusion=false: the trainer's weight-gradient GEMMs always accumulate "
                     "into its fp32 gradients (beta = 1), as Megatron's fused accumulation does (state true)");
+  // Backend::linear_backward_weight sums the bias gradients and the norms' weight gradients in column-sum kernels of
+  // their own, as Megatron's local layers do (spec/framework.hpp, weight_reductions); state_execution says so.
+  if (p.transformer_impl == TransformerImpl::transformer_engine)
+    throw SpecError("parallel.transformer_impl",
+                    "parallel.transformer_impl=transformer_engine: the trainer reduces the bias and norm-weight "
+                    "gradients in kernels of their own, as Megatron's local layers do (state local)");
   if (p.overlap_param_gather)
     throw SpecError("parallel.overlap_param_gather",
                     "parallel.overlap_param_gather=true: the trainer all-gathers the updated parameters inside the "
@@ -282,6 +288,11 @@ void check_plan_runs(const Plan& plan, bool compute_f32) {
                                     "backward (state false)",
                                     vs, n, to_string(framework_of(p))));
   }
+}
+
+void state_execution(Plan& plan) {
+  ParallelSpec& p = plan.parallel;
+  if (framework_of(p) == Framework::megatron && !p.transformer_impl) p.transformer_impl = TransformerImpl::local;
 }
 
 const std::vector<KeySupport>& key_support() {
@@ -326,6 +337,9 @@ const std::vector<KeySupport>& key_support() {
       {"parallel.overlap_param_gather", "refused when true"},
       {"parallel.grad_accumulation_fusion", "executed: the weight-gradient GEMMs accumulate into the fp32 gradients "
                                             "(beta = 1); refused when false"},
+      {"parallel.transformer_impl", "executed as local: the bias and norm-weight gradients in column-sum kernels of "
+                                    "their own (a Megatron plan without the key is run and priced as local); refused: "
+                                    "transformer_engine"},
       {"parallel.first_stage_layers", "executed: the first pipeline rank's layers (uneven stages)"},
       {"parallel.last_stage_layers", "executed: the last pipeline rank's layers (uneven stages)"},
       {"parallel.cp", "executed on the cpu backend: Megatron's ring attention with load-balanced causal chunks "

@@ -77,6 +77,10 @@ void apply_model_override(ModelSpec& m, const std::string& item);
 // one line naming the key (zeropp::SpecError("parallel.<key>", ...)). `compute_f32`: the backend computes in fp32
 // (CPU) rather than bf16 (CUDA). The Plan's model and cluster are read for the facts the rules need.
 void check_plan_runs(const Plan&, bool compute_f32);
+// Completes a checked plan with how the trainer executes what the plan leaves to the framework's default, so that its
+// predictions (costs_from_plan) and its result's plan price what it runs: a Megatron plan's transformer_impl becomes
+// local (check_plan_runs).
+void state_execution(Plan& plan);
 
 // The FP8 training a checked plan (check_plan_runs) asks for: enabled for dtype fp8 (current per-tensor scaling).
 Fp8Training fp8_training_of(const ParallelSpec&);

@@ -451,6 +451,7 @@ int train(Communicator& world, const TrainerOptions& opt) {
           // one-line refusal naming the key.
           job.gpt = gpt_config_from(job.plan.model);
           check_plan_runs(job.plan, opt.backend != "cuda");
+          state_execution(job.plan);
           job.gpt.fp8 = fp8_training_of(job.plan.parallel);
           job.gpt.fp8.reduce_amax = !opt.fp8_local_amax;
           const ParallelSpec& p = job.plan.parallel;

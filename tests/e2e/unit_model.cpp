@@ -510,6 +510,7 @@ TEST(Model, EveryPlanKeyIsExecutedOrRefused) {
   p.fp8 = true;                                     // fp8_recipe and fp8_all_gather written only in FP8
   p.dp_shard = 1;                                   // written only when given (HSDP)
   p.grad_accumulation_fusion = false;               // written only when not Megatron's default
+  p.transformer_impl = TransformerImpl::local;      // written only when given
   std::vector<std::string> keys;
   const nlohmann::json model = to_json(m), parallel = to_json(p);  // items() must not outlive its object
   for (const auto& [k, v] : model.items()) keys.push_back("model." + k);
@@ -576,6 +577,18 @@ TEST(Model, PlanKeysRefusedForTheBackend) {
   EXPECT_EQ(refused(plan(megatron + R"(, "recompute": "selective"})"), false), "parallel.recompute");
   EXPECT_EQ(refused(plan(megatron + R"(, "sequence_parallel": true, "tp_comm_overlap": true})"), false),
             "parallel.tp_comm_overlap");
+  // The trainer reduces the bias and norm-weight gradients in kernels of their own (Megatron's local layers): a plan
+  // that states TransformerEngine's is refused, one that states local runs, and one that says nothing is completed
+  // to local (state_execution), so that it prices what it runs; the FSDP plans below keep their framework's rule.
+  EXPECT_EQ(refused(plan(megatron + R"(, "transformer_impl": "transformer_engine"})"), false),
+            "parallel.transformer_impl");
+  EXPECT_EQ(refused(plan(megatron + R"(, "transformer_impl": "local"})"), false), "runs");
+  Plan stated = plan(megatron + "}");
+  state_execution(stated);
+  EXPECT_EQ(stated.parallel.transformer_impl, TransformerImpl::local);
+  Plan fsdp_stated = plan(R"({"strategy": "zero3", "z": 2, "dp": 2, "micro_batches": 2, "dtype": "fp32"})");
+  state_execution(fsdp_stated);
+  EXPECT_FALSE(fsdp_stated.parallel.transformer_impl.has_value());
   EXPECT_EQ(refused(plan(R"({"strategy": "1f1b_zero1", "pp": 2, "dp": 2, "micro_batches": 4, "dtype": "bf16",
                              "overlap_param_gather": true})"),
                     false),

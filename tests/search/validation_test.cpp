@@ -24,14 +24,18 @@ namespace {
 // given mean |error| 2.02%, max 8.33% (76.1B); leave-one-out (kernel_efficiency refitted on the other nine rows)
 // mean 2.04%, max 8.33% (76.1B). The ceilings sit just above them, so the test fails if the model regresses; a
 // better model lowers the errors and passes. The goal (3% / 6%) is met on the mean, not on the max: the 76.1B row
-// (pp 4, v 3) comes out 8% fast. (History: before the accumulation 2.53% / 8.35%, LOO 2.90% / 9.10%, with 0.7920;
+// (pp 4, v 3) comes out 8% fast. Measured again 2026-11-27 after the bias and layer-norm weight gradients were priced
+// as these runs reduced them (spec/framework.hpp, weight_reductions: transformer_impl local, passes of their own)
+// and Megatron's value refitted to 0.8204: as given 2.05% / 8.43%, leave-one-out 2.20% / 8.44% (76.1B): the
+// replicated row-parallel biases and norms cost the tp 8 rows a little more than the tp 1-4 ones, which the data do
+// not ask for; the ceilings follow the measurement. (History: before the accumulation 2.53% / 8.35%, LOO 2.90% / 9.10%, with 0.7920;
 // as given 2.67% / 7.44% with Megatron's 0.7834, fitted while the H100 set was priced at FlashAttention-3's rates
 // instead of cuDNN's; before the score traffic was counted once, 4.35% / 9.94% with the three small rows 6-10% slow;
 // gemm_efficiency fitted on this table alone with free overlap, 0.6328: LOO 2.4% / 6.1%.)
 constexpr double kMeanCeiling = 0.021;
-constexpr double kMaxCeiling = 0.084;
-constexpr double kLooMeanCeiling = 0.021;
-constexpr double kLooMaxCeiling = 0.084;
+constexpr double kMaxCeiling = 0.085;
+constexpr double kLooMeanCeiling = 0.023;
+constexpr double kLooMaxCeiling = 0.085;
 // framework.hpp's fitted values are written with four digits; the joint fits must stay that close to them.
 constexpr double kFrameworkFitTolerance = 0.001;
 
@@ -115,6 +119,10 @@ TEST(Validation, LeaveOneOutErrorsAreWithinTheMeasuredCeiling) {
 // one more (the fp32 main_grad's read and write exposed after the wgrad GEMMs' main loop on the H100, under it on
 // the A100), so each set's fit transfers to the other less well than before; the ceilings follow the measurement.
 // The FSDP sets did not move beyond rounding (8.4% / 18.3% and 7.8% / 18.0% as `validate --fit-framework` prints).
+// Measured again 2026-11-27 after the bias and norm-weight gradients were priced where each framework reduces them
+// (spec/framework.hpp, weight_reductions) and the values refitted (megatron 0.8088 -> 0.8204, fsdp 0.7448 ->
+// 0.7497): megatron H100 set 7.67% / 22.97% (A100 fit 0.8171), A100 set 2.70% / 10.32% (H100 fit 0.8393); FSDP A100
+// 7.78% / 17.06%, H100 7.52% / 18.18%.
 TEST(Validation, FrameworksHoldTheirJointFits) {
   struct Case {
     Framework framework;
@@ -122,7 +130,7 @@ TEST(Validation, FrameworksHoldTheirJointFits) {
     std::vector<double> loso_mean_ceiling, loso_max_ceiling;
   };
   const Case cases[] = {{Framework::megatron, {"megatron_core_h100", "narayanan2021"}, {0.080, 0.035}, {0.234, 0.114}},
-                        {Framework::fsdp1, {"mpt_fsdp_a100", "mpt_fsdp_h100"}, {0.085, 0.078}, {0.184, 0.180}}};
+                        {Framework::fsdp1, {"mpt_fsdp_a100", "mpt_fsdp_h100"}, {0.085, 0.078}, {0.184, 0.183}}};
   for (const Case& c : cases) {
     std::vector<ValidationReport> sets;
     for (const auto& name : c.sets) sets.push_back(load_validation(name));
@@ -285,6 +293,9 @@ TEST(Validation, MegatronCoreH100RowsLoadWithTheStatedAssumptions) {
 //   mpt_fsdp_h100       LOO 5.73% / 12.64% (13b at 2048) since the measured H100 table (8.93% / 16.92% (30b on 32
 //                       GPUs) before): as on the A100 (11.85% / 22.48% with FlashAttention-3's
 //                       rates where llm-foundry ran FlashAttention-2).
+//   Since the bias and norm-weight gradients are priced where each framework reduces them (2026-11-27,
+//   spec/framework.hpp, weight_reductions): megatron_core_h100 unchanged (TransformerEngine reduces them in kernels
+//   that run anyway); mpt_fsdp_a100 7.63% / 14.95%; mpt_fsdp_h100 5.42% / 13.33% (13b at 2048); mtnlg 4.99% / 5.96%.
 //   mtnlg_deepspeed_a100  LOO 5.01% / 5.99% (2240 GPUs): one efficiency fitted on two of the three rows predicts the
 //                       third within 6%, but the fit (0.61) is far below Megatron's 0.79 that DeepSpeed plans use:
 //                       the set's rows come out 24-32% fast as given, and the loss from 2240 to 3360 GPUs (10%
@@ -295,7 +306,7 @@ TEST(Validation, OtherSetsWithinTheirMeasuredCeilings) {
     double loo_mean, loo_max;
   };
   for (const Case& c : {Case{"megatron_core_h100", 0.088, 0.222}, Case{"mpt_fsdp_a100", 0.082, 0.153},
-                        Case{"mpt_fsdp_h100", 0.058, 0.127}, Case{"mtnlg_deepspeed_a100", 0.051, 0.060}}) {
+                        Case{"mpt_fsdp_h100", 0.058, 0.134}, Case{"mtnlg_deepspeed_a100", 0.051, 0.060}}) {
     ValidationReport r = load_validation(c.set);
     run_validation(r);
     run_cross_validation(r);

@@ -110,7 +110,7 @@ TEST(ParallelSpec, RejectsUnknownKeyAndEnumValues) {
                     "micro_batch, micro_batches, unit, allow_ragged_units, recompute, sequence_parallel, dtype, "
                     "grad_reduce, overlap_grad_reduce, tp_comm_overlap, overlap_param_gather, framework, reduce_dtype, "
                     "kernel_efficiency, first_stage_layers, last_stage_layers, cp, cp_kind, fp8_recipe, fp8_all_gather, "
-                    "dp_shard, attention_kernel, grad_accumulation_fusion)");
+                    "dp_shard, attention_kernel, grad_accumulation_fusion, transformer_impl)");
   j = zeropp_plan();
   j["recompute"] = "partial";
   EXPECT_SPEC_ERROR(parallel_from_json(j), "parallel.recompute",

@@ -13,21 +13,24 @@ namespace zeropp::microbench {
 
 std::string KernelCase::name(const std::string& backend, const std::string& dtype) const {
   if (op == "adamw") return "kernel/" + backend + "/fp32/adamw/params:" + std::to_string(rows * cols);
-  return "kernel/" + backend + "/" + dtype + "/" + op + "/rows:" + std::to_string(rows) +
-         "/cols:" + std::to_string(cols);
+  return "kernel/" + backend + "/" + dtype + "/" + op + (kernel ? "-" + kernel->name : "") +
+         "/rows:" + std::to_string(rows) + "/cols:" + std::to_string(cols);
 }
 
 std::vector<KernelCase> kernel_cases(const std::vector<long>& rows, const std::vector<long>& hidden,
-                                     const std::vector<long>& vocab) {
+                                     const std::vector<long>& vocab,
+                                     const std::vector<std::shared_ptr<const ColumnSumsRun>>& column_kernels) {
   std::vector<KernelCase> cases;
   for (long n : rows) {
     for (long c : hidden) {
-      for (const char* op : {"layernorm_F", "layernorm_B", "residual_add"}) cases.push_back({op, n, c});
-      for (const char* op : {"gelu_F", "gelu_B"}) cases.push_back({op, n, 4 * c});
-      cases.push_back({"adamw", n, c});
+      for (const char* op : {"layernorm_F", "layernorm_B", "residual_add"}) cases.push_back({op, n, c, nullptr});
+      for (const char* op : {"gelu_F", "gelu_B"}) cases.push_back({op, n, 4 * c, nullptr});
+      cases.push_back({"adamw", n, c, nullptr});
+      for (const char* op : {"bias_W", "layernorm_W", "rmsnorm_W"})
+        for (const auto& kernel : column_kernels) cases.push_back({op, n, c, kernel});
     }
     for (long v : vocab)
-      for (const char* op : {"crossentropy_F", "crossentropy_B"}) cases.push_back({op, n, v});
+      for (const char* op : {"crossentropy_F", "crossentropy_B"}) cases.push_back({op, n, v, nullptr});
   }
   return cases;
 }
@@ -41,6 +44,9 @@ double kernel_case_bytes(const KernelCase& c, double e) {
   if (c.op == "gelu_F") return 2 * nc * e;                                     // x in; y out
   if (c.op == "gelu_B") return 3 * nc * e;                                     // x, dy in; dx out
   if (c.op == "adamw") return 28 * nc;                                         // p, g, m, v in; p, m, v out (fp32)
+  if (c.op == "bias_W") return nc * e + 4 * cols;                              // dy in; db out
+  if (c.op == "layernorm_W") return 2 * nc * e + 8 * n + 8 * cols;             // dy, x, stats in; dw, db out
+  if (c.op == "rmsnorm_W") return 2 * nc * e + 4 * n + 4 * cols;               // dy, x, rstd in; dw out
   if (c.op == "crossentropy_F") return 2 * nc * e + 8 * n;                     // logits, targets in; probs, losses
   if (c.op == "crossentropy_B") return 2 * nc * e + 4 * n;                     // probs, targets in; dlogits out
   throw std::invalid_argument("kernel_case_bytes: unknown kernel " + c.op);
@@ -79,6 +85,19 @@ void bench_kernel(benchmark::State& state, const std::string& backend_name, cons
       };
       checked = dx;
     }
+  } else if (c.kernel && (c.op == "bias_W" || c.op == "layernorm_W" || c.op == "rmsnorm_W")) {
+    // Statistics as the forward leaves them (rstd > 0); the sums add into dw, db as over micro-batches.
+    const Tensor x = rand(nc, dt, 1), dy = rand(nc, dt, 4), w = rand(C, dt, 2), b = rand(C, dt, 3), y = zero(nc, dt);
+    const Tensor mean = zero(N, DType::f32), rstd = zero(N, DType::f32);
+    backend->layernorm_forward(y, mean, rstd, x, w, b, N, C);
+    const Tensor dw = zero(C, DType::f32), db = zero(C, DType::f32);
+    const bool bias = c.op == "bias_W", rms = c.op == "rmsnorm_W";
+    const Tensor dweight = bias ? Tensor{} : dw, dbias = rms ? Tensor{} : db, inp = bias ? Tensor{} : x;
+    const Tensor m = c.op == "layernorm_W" ? mean : Tensor{}, r = bias ? Tensor{} : rstd;
+    const std::shared_ptr<const ColumnSumsRun> kernel = c.kernel;
+    const std::string op_name = c.op;
+    op = [=, &backend] { kernel->run(*backend, op_name, dweight, dbias, dy, inp, m, r, N, C); };
+    checked = bias ? db : dw;
   } else if (c.op == "residual_add") {
     const Tensor a = rand(nc, dt, 1), b = rand(nc, dt, 2), y = zero(nc, dt);
     op = [=, &backend] { backend->add(y, a, b, nc); };

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "microbench/attention_bench.hpp"
+#include "microbench/kernel_bench.hpp"
 #include "microbench/mpi_world.hpp"
 #include "microbench/options.hpp"
 
@@ -24,6 +25,10 @@ std::string backend_name();
 // The backend's flash kernels that --zeropp_attention_kernels may name (cpu: none; cuda: mma, wmma, scalar;
 // select_flash_kernels picks them).
 std::vector<std::shared_ptr<const FlashKernelRun>> flash_kernels();
+
+// The backend's column-sum kernels, each measured by name at the kernel cases (cpu: none; cuda: scalar, vec16;
+// kernel_bench.hpp).
+std::vector<std::shared_ptr<const ColumnSumsRun>> column_sums_kernels();
 
 void register_suites(const Options& options, const MpiWorld& world);
 // Frees what register_suites() set up (GPU handles, NCCL communicators), before MPI_Finalize.

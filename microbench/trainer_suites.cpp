@@ -10,7 +10,8 @@
 namespace zeropp::microbench {
 
 void register_trainer_suites(const Options& options, const MpiWorld& world, const std::string& backend,
-                             const std::vector<std::shared_ptr<const FlashKernelRun>>& flash_kernels) {
+                             const std::vector<std::shared_ptr<const FlashKernelRun>>& flash_kernels,
+                             const std::vector<std::shared_ptr<const ColumnSumsRun>>& column_kernels) {
   MPI_Comm comm = world.world();
   // The dtype a backend computes in (e2e Backend::compute_dtype), named as zeropp calibrate reads it.
   const std::string dtype = backend == "cpu" ? "fp32" : "bf16";
@@ -57,7 +58,8 @@ void register_trainer_suites(const Options& options, const MpiWorld& world, cons
             ->Unit(benchmark::kMillisecond);
     }
   }
-  for (const KernelCase& c : kernel_cases(options.kernel_rows, options.kernel_hidden, options.kernel_vocab)) {
+  for (const KernelCase& c :
+       kernel_cases(options.kernel_rows, options.kernel_hidden, options.kernel_vocab, column_kernels)) {
     benchmark::RegisterBenchmark(c.name(backend, dtype).c_str(),
                                  [backend, c, comm](benchmark::State& state) { bench_kernel(state, backend, c, comm); })
         ->Iterations(options.iterations)

@@ -378,13 +378,13 @@ void Chunk::backward(int mb, Tensor output_grad) {
 
 double Chunk::grad_sum_squares() const {
   if (grads_.empty()) throw std::logic_error(label() + ": grad_sum_squares without bound gradients");
-  double total = 0.0;
+  std::vector<Tensor> parts;
   for (const ParamSegment& seg : layout_.segments()) {
     if (seg.tied_copy) continue;                    // counted on the first stage
     if (!seg.tp_sliced && tp_.rank != 0) continue;  // replicated under TP: counted on TP rank 0
-    total += backend_->sum_squares(grads_.slice(seg.offset, seg.numel));
+    parts.push_back(grads_.slice(seg.offset, seg.numel));
   }
-  return total;
+  return backend_->total_sum_squares(parts);  // one wait for the device, not one per segment
 }
 
 Tensor Chunk::view_of(Tensor flat, ParamKind kind) const {

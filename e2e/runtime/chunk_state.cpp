@@ -156,13 +156,13 @@ void ChunkState::zero_local_grads() { backend_->fill_zero(local_grads_.view()); 
 double ChunkState::owned_grad_sum_squares(int tp_rank) {
   if (!ranges_.dp_scatter && ranges_.dp_index != 0) return 0.0;
   const std::int64_t lo = ranges_.chunk_lo(), hi = ranges_.chunk_hi();
-  double sum = 0.0;
+  std::vector<Tensor> parts;
   for (const ParamSegment& seg : chunk_.layout().segments()) {
     if (seg.tied_copy || (!seg.tp_sliced && tp_rank != 0)) continue;
     const std::int64_t a = std::max(lo, seg.offset), b = std::min(hi, seg.offset + seg.numel);
-    if (a < b) sum += backend_->sum_squares(local_grads_.slice(a - ranges_.local_base, b - a));
+    if (a < b) parts.push_back(local_grads_.slice(a - ranges_.local_base, b - a));
   }
-  return sum;
+  return backend_->total_sum_squares(parts);  // one wait for the device, not one per segment
 }
 
 }  // namespace zeropp::e2e

@@ -57,7 +57,8 @@ void register_collectives(const std::string& level, MPI_Comm comm, const Options
 
 std::string backend_name() { return "cpu"; }
 
-std::vector<std::shared_ptr<const FlashKernelRun>> flash_kernels() { return {}; }  // one flash kernel: its choice
+std::vector<std::shared_ptr<const FlashKernelRun>> flash_kernels() { return {}; }       // one flash kernel: its choice
+std::vector<std::shared_ptr<const ColumnSumsRun>> column_sums_kernels() { return {}; }  // one loop each: no choice
 
 void release_suites() {}  // the CPU suites hold nothing between benchmarks
 

@@ -2,7 +2,9 @@
 // memory-bound kernels on its CUDA backend (trainer_suites.hpp), and NCCL collectives through the trainer's NCCL
 // communicator, one MPI process per GPU.
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "cuda_util/check.hpp"
 #include "cuda_util/local_device.hpp"
@@ -100,6 +102,38 @@ std::vector<std::shared_ptr<const FlashKernelRun>> flash_kernels() {
   return kernels;
 }
 
+// The CUDA backend's column-sum kernels by name (e2e/backend/cuda/kernels.cuh ColumnSumsKernel): scalar, vec16.
+std::vector<std::shared_ptr<const ColumnSumsRun>> column_sums_kernels() {
+  using e2e::Tensor;
+  using e2e::cuda::bf16;
+  std::vector<std::shared_ptr<const ColumnSumsRun>> kernels;
+  for (const auto& [name, kernel] : {std::pair{"scalar", e2e::cuda::ColumnSumsKernel::scalar},
+                                     std::pair{"vec16", e2e::cuda::ColumnSumsKernel::vec16}}) {
+    auto run = std::make_shared<ColumnSumsRun>();
+    run->name = name;
+    run->run = [kernel](e2e::Backend& backend, const std::string& op, Tensor dweight, Tensor dbias, Tensor dout,
+                        Tensor inp, Tensor mean, Tensor rstd, int N, int C) {
+      const cudaStream_t stream = dynamic_cast<e2e::cuda::CudaBackend&>(backend).stream();
+      auto* dw = static_cast<float*>(dweight.data);
+      auto* db = static_cast<float*>(dbias.data);
+      const auto* dy = static_cast<const bf16*>(dout.data);
+      const auto* x = static_cast<const bf16*>(inp.data);
+      const auto* m = static_cast<const float*>(mean.data);
+      const auto* r = static_cast<const float*>(rstd.data);
+      if (op == "bias_W")
+        e2e::cuda::bias_backward(db, dy, N, C, stream, kernel);
+      else if (op == "layernorm_W")
+        e2e::cuda::layernorm_backward_weight(dw, db, dy, x, m, r, N, C, stream, kernel);
+      else if (op == "rmsnorm_W")
+        e2e::cuda::rmsnorm_backward_weight(dw, dy, x, r, N, C, stream, kernel);
+      else
+        throw std::invalid_argument("column_sums_kernels: no column-sum op " + op);
+    };
+    kernels.push_back(std::move(run));
+  }
+  return kernels;
+}
+
 void register_suites(const Options& options, const MpiWorld& world) {
   // The node's MPI communicator gives the local rank with any launcher (the trainer reads it from the launcher's
   // environment, which it needs before MPI groups exist).
@@ -135,7 +169,8 @@ void register_suites(const Options& options, const MpiWorld& world) {
       register_gemm("gemm/cublaslt/bf16/" + g.name + "/" + c.name(), g, options, world);
   }
   register_trainer_suites(options, world, "cuda",
-                          select_flash_kernels(flash_kernels(), options.attention_kernels, backend_name()));
+                          select_flash_kernels(flash_kernels(), options.attention_kernels, backend_name()),
+                          column_sums_kernels());
 
   if (world.size() < 2) return;
   if (world.nodes() == 1) {

@@ -180,7 +180,9 @@ run_step gemm_torch 60 "$py" "$src/microbench/compare_torch.py" "${shapes_arg[@]
   --repetitions 5 --json "$work/gemm-torch.json" --compare "$work/gemm-cublaslt.json"
 run_step sdpa 45 "$py" "$src/scripts/device/sdpa_bench.py" --shapes "$work/shapes.json" --json "$work/sdpa.json"
 # Layer passes at GPT-3 1.3B's and 13B's width (d = 128, s = 2048), the optimizer at 16 M to 256 M parameters,
-# kernels at 8192 tokens of Llama-3 8B/70B and GPT-3 1.3B widths, cross-entropy at GPT's (padded) and Llama-3's
+# kernels at 8192 tokens of Llama-3 8B/70B and GPT-3 1.3B widths (with the weight passes' column sums, bias_W,
+# layernorm_W and rmsnorm_W, by both kernels: -scalar, which the trainer runs, beside -vec16, which it runs once
+# measured faster: e2e/backend/cuda/kernels.cuh kColumnSumsDefault), cross-entropy at GPT's (padded) and Llama-3's
 # vocabularies; the attention core (the backend's flash kernels, its unfused core, and the mma.sync and WMMA flash
 # kernels by name, forward/backward) at Llama-3 8B's heads (32 over 8 KV heads) and 16 heads (GPT-3 1.3B's width),
 # d = 128, s = 2048, b = 1 (microbench/attention_bench.hpp).

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "e2e/backend/cpu_backend.hpp"
 #include "e2e/data/token_batch.hpp"
@@ -134,6 +135,41 @@ TEST(Clip, ReferenceStepClipsToMaxNorm) {
   for (std::size_t i = 0; i < m.size(); i += 97) {
     EXPECT_NEAR(m[i], (1.0f - rc.optim.beta1) * r.clip_scale * grads[i], 1e-12);
   }
+}
+
+// The global norm sums the squares of many parameter segments in one call (Backend::total_sum_squares; the CUDA
+// backend waits for the device once instead of once per segment). It must equal the loop of per-part sums bit for
+// bit, so the trainer's runs stay exact against the single-rank reference: with zero-length parts, with no parts,
+// and as Chunk::grad_sum_squares uses it (every segment but a tied copy; TP rank 0 counts the replicated ones).
+// The CUDA backend's own version is checked against its per-part loop in tests/e2e/cuda_backend_test.cpp.
+TEST(Clip, ManyPartSumOfSquaresEqualsThePerPartLoopBitForBit) {
+  CpuBackend be;
+  const auto host = testing::random_vector(1000, 7);
+  const Buffer x = upload(be, host);
+  const Tensor v = x.view();
+  const std::vector<Tensor> parts{v.slice(0, 3), v.slice(3, 0), v.slice(3, 500), v.slice(503, 0), v.slice(503, 497)};
+  double loop = 0.0;
+  for (const Tensor& p : parts) loop += be.sum_squares(p);
+  EXPECT_EQ(be.total_sum_squares(parts), loop);
+  double whole = 0.0;
+  for (float e : host) whole += double(e) * e;
+  EXPECT_NEAR(be.total_sum_squares(parts), whole, 1e-12 * whole) << "the parts cover every element once";
+  EXPECT_EQ(be.total_sum_squares({}), 0.0);
+  EXPECT_EQ(be.total_sum_squares(std::vector<Tensor>{v.slice(10, 0), v.slice(20, 0)}), 0.0);
+
+  GptConfig g = tiny();
+  g.V = 8;
+  const SyntheticData data(g.V, 2);
+  ReferenceConfig rc;
+  rc.model = g;
+  ReferenceTrainer t(be, rc, data);
+  t.step();
+  const Chunk& model = t.model();
+  double segments = 0.0;
+  for (const ParamSegment& seg : model.layout().segments())
+    if (!seg.tied_copy) segments += be.sum_squares(model.gradients().slice(seg.offset, seg.numel));
+  EXPECT_GT(segments, 0.0);
+  EXPECT_EQ(model.grad_sum_squares(), segments);
 }
 
 }  // namespace

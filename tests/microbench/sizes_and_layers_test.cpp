@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "microbench/attention_bench.hpp"
+#include "microbench/kernel_bench.hpp"
 #include "microbench/layer_bench.hpp"
 #include "microbench/options.hpp"
 #include "microbench/suites.hpp"
@@ -77,6 +78,33 @@ TEST(AttentionKernels, NamedAndSelected) {
     EXPECT_STREQ(e.what(), "--zeropp_attention_kernels: scalar is not a flash kernel of the cuda backend (mma, wmma)");
   }
   EXPECT_THROW(select_flash_kernels({}, {"mma"}, "cpu"), std::invalid_argument);
+}
+
+// The column sums of the weight passes are cases only for a backend's named kernels, each in the name; their bytes
+// are the fewest they must move (bf16 activations: e = 2).
+TEST(KernelCases, ColumnSumsPerNamedKernelWithTheirBytes) {
+  const auto without = kernel_cases({8}, {16}, {});
+  for (const KernelCase& c : without) EXPECT_EQ(c.kernel, nullptr) << c.op;
+  auto kernel = [](std::string name) {
+    auto k = std::make_shared<ColumnSumsRun>();
+    k->name = std::move(name);
+    return std::shared_ptr<const ColumnSumsRun>(k);
+  };
+  const auto with = kernel_cases({8}, {16}, {}, {kernel("scalar"), kernel("vec16")});
+  ASSERT_EQ(with.size(), without.size() + 6);
+  std::vector<std::string> names;
+  for (const KernelCase& c : with)
+    if (c.kernel) names.push_back(c.name("cuda", "bf16"));
+  EXPECT_EQ(
+      names,
+      (std::vector<std::string>{
+          "kernel/cuda/bf16/bias_W-scalar/rows:8/cols:16", "kernel/cuda/bf16/bias_W-vec16/rows:8/cols:16",
+          "kernel/cuda/bf16/layernorm_W-scalar/rows:8/cols:16", "kernel/cuda/bf16/layernorm_W-vec16/rows:8/cols:16",
+          "kernel/cuda/bf16/rmsnorm_W-scalar/rows:8/cols:16", "kernel/cuda/bf16/rmsnorm_W-vec16/rows:8/cols:16"}));
+  // [8, 16] bf16: dy 256 B; x 256 B; mean and rstd 32 B each; dw and db 64 B each (fp32).
+  EXPECT_EQ(kernel_case_bytes({"bias_W", 8, 16, nullptr}, 2), 256 + 64);
+  EXPECT_EQ(kernel_case_bytes({"layernorm_W", 8, 16, nullptr}, 2), 512 + 64 + 128);
+  EXPECT_EQ(kernel_case_bytes({"rmsnorm_W", 8, 16, nullptr}, 2), 512 + 32 + 64);
 }
 
 TEST(Options, AttentionKvHeadsPairWithHeads) {

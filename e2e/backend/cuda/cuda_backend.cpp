@@ -62,7 +62,7 @@ class OpScope {
 
 }  // namespace
 
-CudaBackend::CudaBackend() : device_(cuda_util::select_local_device()), error_(1), partials_(kReduceBlocks) {
+CudaBackend::CudaBackend() : device_(cuda_util::select_local_device()), error_(1) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   // Keep freed memory in the pool: a training step frees and re-allocates the same activation sizes every
   // micro-batch, and returning them to the driver at each synchronisation would cost a cudaMalloc each time.
@@ -483,22 +483,42 @@ void CudaBackend::convert(Tensor dst, Tensor src, std::int64_t n) {
     cuda_util::bf16_to_float(b16(src, n, "convert src"), f32(dst, n, "convert dst"), count, stream_);
 }
 
-double CudaBackend::reduce(Tensor x, bool square) {
-  if (x.numel == 0) return 0.0;
-  if (x.dtype == DType::bf16)
-    partial_sums<bf16>(static_cast<const bf16*>(x.data), x.numel, square, partials_.data(), stream_);
-  else
-    partial_sums<float>(f32(x, x.numel, "sum x"), x.numel, square, partials_.data(), stream_);
-  std::vector<double> host(kReduceBlocks);
-  CUDA_CHECK(cudaMemcpyAsync(host.data(), partials_.data(), partials_.bytes(), cudaMemcpyDeviceToHost, stream_));
+// Every part's per-block partial sums into its own kReduceBlocks slots of partials_, one copy back, one wait; then
+// each part's partials added in block order from 0.0 and the parts' sums in their order: the additions the one-part
+// call makes, part by part, so a many-part sum equals the loop over the parts bit for bit (Backend::total_sum_squares).
+double CudaBackend::reduce(std::span<const Tensor> parts, bool square) {
+  constexpr std::size_t kBlocks = kReduceBlocks;
+  const std::size_t slots = parts.size() * kBlocks;
+  if (partials_.size() < slots) partials_ = cuda_util::DeviceBuffer<double>(slots);  // grown once, kept
+  bool any = false;
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    const Tensor& x = parts[p];
+    if (x.numel == 0) continue;
+    double* slot = partials_.data() + p * kBlocks;
+    if (x.dtype == DType::bf16)
+      partial_sums<bf16>(static_cast<const bf16*>(x.data), x.numel, square, slot, stream_);
+    else
+      partial_sums<float>(f32(x, x.numel, "sum x"), x.numel, square, slot, stream_);
+    any = true;
+  }
+  if (!any) return 0.0;
+  host_partials_.resize(slots);
+  CUDA_CHECK(cudaMemcpyAsync(host_partials_.data(), partials_.data(), slots * sizeof(double), cudaMemcpyDeviceToHost,
+                             stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));
-  double s = 0.0;
-  for (double v : host) s += v;  // fixed order: the same sum every run
-  return s;
+  double total = 0.0;
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    double s = 0.0;
+    if (parts[p].numel > 0)
+      for (std::size_t b = 0; b < kBlocks; ++b) s += host_partials_[p * kBlocks + b];  // fixed order
+    total += s;
+  }
+  return total;
 }
 
-double CudaBackend::sum_squares(Tensor x) { return reduce(x, true); }
-double CudaBackend::sum(Tensor x) { return reduce(x, false); }
+double CudaBackend::sum_squares(Tensor x) { return reduce({&x, 1}, true); }
+double CudaBackend::sum(Tensor x) { return reduce({&x, 1}, false); }
+double CudaBackend::total_sum_squares(std::span<const Tensor> parts) { return reduce(parts, true); }
 
 void CudaBackend::adamw_update(Tensor params, Tensor grads, Tensor m, Tensor v, std::int64_t n, const AdamWArgs& a) {
   OpScope scope(profiling(), stream_);

@@ -15,6 +15,9 @@
 //   add, accumulate, scale: f32 or bf16; sum, sum_squares: f32 or bf16; adamw_update: f32.
 #include <cuda_runtime.h>
 
+#include <span>
+#include <vector>
+
 #include "cuda_util/device_buffer.hpp"
 #include "e2e/backend/backend.hpp"
 #include "e2e/backend/cuda/lt_matmul.hpp"
@@ -87,13 +90,14 @@ class CudaBackend final : public Backend {
   void convert(Tensor dst, Tensor src, std::int64_t n) override;
   double sum_squares(Tensor x) override;
   double sum(Tensor x) override;
+  double total_sum_squares(std::span<const Tensor> parts) override;  // one copy back and one wait for all parts
 
   void adamw_update(Tensor params, Tensor grads, Tensor m, Tensor v, std::int64_t n, const AdamWArgs& args) override;
 
  private:
   void* raw_allocate(std::size_t bytes) override;
   void raw_deallocate(void* p) noexcept override;
-  double reduce(Tensor x, bool square);
+  double reduce(std::span<const Tensor> parts, bool square);
   // A batched strided GEMM over heads of one sequence (attention); C = alpha op(A) op(B) + beta C.
   void head_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const void* A, int lda,
                  std::int64_t stride_a, const void* B, int ldb, std::int64_t stride_b, void* C, int ldc,
@@ -103,7 +107,9 @@ class CudaBackend final : public Backend {
   cudaStream_t stream_ = nullptr;
   LtMatmul matmul_;
   cuda_util::DeviceBuffer<int> error_;        // set by kernels that find bad tokens/targets
-  cuda_util::DeviceBuffer<double> partials_;  // per-block partial sums of reduce()
+  // reduce(): kReduceBlocks partial sums per part, on the device and copied back; grown to the most parts asked for.
+  cuda_util::DeviceBuffer<double> partials_;
+  std::vector<double> host_partials_;
 };
 
 }  // namespace zeropp::e2e::cuda

@@ -29,11 +29,23 @@ void layernorm_backward_input(bf16* dinp, const bf16* dout, const bf16* inp, con
 // their 16-byte-access kernels: C % 8 == 0 and 16-byte aligned rows; otherwise the 2-byte ones. Same results up to
 // the order of fp32 partial sums.
 bool layernorm_vectorized(int C, const void* out, const void* inp);
+// The column sums of the weight passes below (bias, layer norm and RMSNorm weights) have two kernels: `scalar`
+// (one bf16 per thread per row) and `vec16` (16-byte loads, 8 columns per thread, several rows in flight; it runs
+// where column_sums_vectorized says, and the scalar kernel otherwise). Both add their fp32 sums atomically into the
+// outputs, so results differ in the order of fp32 additions only, from run to run too. The backend runs
+// kColumnSumsDefault; tests and zeropp-bench-cuda name each kernel. vec16 is checked on no GPU yet: it becomes the
+// default (this one line) once a GPU has run its tests (test_e2e_cuda, CudaColumnSums*) and measured it faster
+// (zeropp-bench-cuda, kernel/cuda/bf16/*_W-*: scripts/device/run.sh's kernels step).
+enum class ColumnSumsKernel { scalar, vec16 };
+constexpr ColumnSumsKernel kColumnSumsDefault = ColumnSumsKernel::scalar;
+// Whether vec16 takes its 16-byte path for C columns and these rows (dout; inp may be null): C % 8 == 0 and
+// 16-byte aligned pointers.
+bool column_sums_vectorized(int C, const void* dout, const void* inp);
 // dweight[c] += sum_n dout[n,c] xhat[n,c]; dbias[c] += sum_n dout[n,c].
 void layernorm_backward_weight(float* dweight, float* dbias, const bf16* dout, const bf16* inp, const float* mean,
-                               const float* rstd, int N, int C, cudaStream_t);
+                               const float* rstd, int N, int C, cudaStream_t, ColumnSumsKernel = kColumnSumsDefault);
 // dbias[c] += sum_n dout[n,c].
-void bias_backward(float* dbias, const bf16* dout, int N, int C, cudaStream_t);
+void bias_backward(float* dbias, const bf16* dout, int N, int C, cudaStream_t, ColumnSumsKernel = kColumnSumsDefault);
 
 // RMSNorm (eps 1e-5): out = inp * rstd * weight, rstd[n] = 1/sqrt(mean(inp^2) + eps).
 void rmsnorm_forward(bf16* out, float* rstd, const bf16* inp, const bf16* weight, int N, int C, cudaStream_t);
@@ -41,7 +53,7 @@ void rmsnorm_backward_input(bf16* dinp, const bf16* dout, const bf16* inp, const
                             int C, bool accumulate, cudaStream_t);
 // dweight[c] += sum_n dout[n,c] inp[n,c] rstd[n].
 void rmsnorm_backward_weight(float* dweight, const bf16* dout, const bf16* inp, const float* rstd, int N, int C,
-                             cudaStream_t);
+                             cudaStream_t, ColumnSumsKernel = kColumnSumsDefault);
 
 // SwiGLU on rows [gate (F) | up (F)]: out[n, f] = silu(gate) * up; the backward writes both halves of dinp.
 void swiglu_forward(bf16* out, const bf16* inp, int N, int F, cudaStream_t);

@@ -428,11 +428,18 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
     const Group eg = embedding_group(par);
     a.embedding_sync = collective_time(c, Collective::all_reduce, eg.size, eg.stride, bytes);
   }
-  // The step streams its states once (memory-bound), unless the profile measured a slower update rate; then the
-  // gradient buffer the rank holds (its shard under ZeRO-3) is reset for the next iteration where the framework
-  // zeroes it (grad_accumulation.hpp).
+  // The step first reads the gradients it updates with once more for the global gradient norm, which every framework
+  // takes each step: Megatron clips at --clip-grad 1.0 by default (megatron/training/arguments.py;
+  // core/optimizer/clip_grads.py, get_grad_norm_fp32: multi_tensor_l2norm over the main grads the rank's optimizer
+  // holds), torchtitan at training.max_norm 1.0 (torchtitan/config/configs.py; clip_grad_norm_ over the sharded
+  // gradients), DeepSpeed ZeRO takes the norm in every step (runtime/zero/stage_1_and_2.py, scaled_global_norm), and
+  // the trainer too (e2e/optim/adamw.hpp). Then it streams its states once (memory-bound), unless the profile
+  // measured a slower update rate (calibrate/optimizer_fit.hpp: the update alone); then the gradient buffer the rank
+  // holds (its shard under ZeRO-3) is reset for the next iteration where the framework zeroes it
+  // (grad_accumulation.hpp).
   const double opt_params = psi / sync.optimizer_shards;
-  a.opt_step = std::max(mem_seconds(adam_bytes_per_param(precision) * opt_params),
+  a.opt_step = mem_seconds(element_bytes(precision.grads) * opt_params) +
+               std::max(mem_seconds(adam_bytes_per_param(precision) * opt_params),
                         c.optimizer_rate > 0 ? opt_params / c.optimizer_rate : 0.0) +
                mem_seconds(accumulation.reset * psi / sync.shard_group);
   return a;

@@ -26,9 +26,9 @@ namespace {
 // better model lowers the errors and passes. The goal (3% / 6%) is met on the mean, not on the max: the 76.1B row
 // (pp 4, v 3) comes out 8% fast. Measured again 2026-11-27 after the bias and layer-norm weight gradients were priced
 // as these runs reduced them (spec/framework.hpp, weight_reductions: transformer_impl local, passes of their own)
-// and Megatron's value refitted to 0.8204: as given 2.05% / 8.43%, leave-one-out 2.20% / 8.44% (76.1B): the
-// replicated row-parallel biases and norms cost the tp 8 rows a little more than the tp 1-4 ones, which the data do
-// not ask for; the ceilings follow the measurement. (History: before the accumulation 2.53% / 8.35%, LOO 2.90% / 9.10%, with 0.7920;
+// and Megatron's value refitted to 0.8204 (0.8206 with the optimizer step's gradient-norm read): as given 2.06% /
+// 8.43%, leave-one-out 2.22% / 8.44% (76.1B): the replicated row-parallel biases and norms cost the tp 8 rows a little
+// more than the tp 1-4 ones, which the data do not ask for; the ceilings follow the measurement. (History: before the accumulation 2.53% / 8.35%, LOO 2.90% / 9.10%, with 0.7920;
 // as given 2.67% / 7.44% with Megatron's 0.7834, fitted while the H100 set was priced at FlashAttention-3's rates
 // instead of cuDNN's; before the score traffic was counted once, 4.35% / 9.94% with the three small rows 6-10% slow;
 // gemm_efficiency fitted on this table alone with free overlap, 0.6328: LOO 2.4% / 6.1%.)
@@ -122,7 +122,8 @@ TEST(Validation, LeaveOneOutErrorsAreWithinTheMeasuredCeiling) {
 // Measured again 2026-11-27 after the bias and norm-weight gradients were priced where each framework reduces them
 // (spec/framework.hpp, weight_reductions) and the values refitted (megatron 0.8088 -> 0.8204, fsdp 0.7448 ->
 // 0.7497): megatron H100 set 7.67% / 22.97% (A100 fit 0.8171), A100 set 2.70% / 10.32% (H100 fit 0.8393); FSDP A100
-// 7.78% / 17.06%, H100 7.52% / 18.18%.
+// 7.78% / 17.06%, H100 7.52% / 18.18%; with the optimizer step's gradient-norm read (values 0.8206 / 0.7498):
+// megatron 7.7% / 23.0% and 2.7% / 10.3%, FSDP 7.8% / 17.1% and 7.4% / 17.8%.
 TEST(Validation, FrameworksHoldTheirJointFits) {
   struct Case {
     Framework framework;
@@ -130,7 +131,7 @@ TEST(Validation, FrameworksHoldTheirJointFits) {
     std::vector<double> loso_mean_ceiling, loso_max_ceiling;
   };
   const Case cases[] = {{Framework::megatron, {"megatron_core_h100", "narayanan2021"}, {0.080, 0.035}, {0.234, 0.114}},
-                        {Framework::fsdp1, {"mpt_fsdp_a100", "mpt_fsdp_h100"}, {0.085, 0.078}, {0.184, 0.183}}};
+                        {Framework::fsdp1, {"mpt_fsdp_a100", "mpt_fsdp_h100"}, {0.085, 0.078}, {0.184, 0.181}}};
   for (const Case& c : cases) {
     std::vector<ValidationReport> sets;
     for (const auto& name : c.sets) sets.push_back(load_validation(name));

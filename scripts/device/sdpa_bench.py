@@ -6,12 +6,17 @@ default (what PyTorch picks). GQA through enable_gqa where kv heads < heads.
 
 FLOPs (the attention core only, as the FlashAttention papers count them): forward 4 * b * heads * s^2 * d, backward
 2.5x that (Dao 2023, section 4: 5 matmuls against 2), halved for the causal mask (the work a causal kernel skips);
-both the executed (causal) rate and the full-count rate are written. Timing: CUDA events, median of --repetitions
-after warm-up; inputs uniform in [-1, 1) (never zeros); outputs checked finite, and each backend's forward compared
-with the default one on the first shape (relative error, bf16: a few 1e-3).
+both the executed (causal) rate and the full-count rate are written. Timing: CUDA events around --repetitions calls
+queued back to back after warm-up (the mean per call: the host runs ahead of the GPU as in a training step, so the
+host's dispatch is hidden wherever the kernel takes longer), which the rates use; and, for comparison, the median of
+single calls each between its own events after a synchronisation (`*_isolated_ms`), which includes the host's
+dispatch of each call (Python, SDPA's backend choice, autograd): tens of microseconds, which the first H100 and H200
+runs (results/measured/*/torch-sdpa.json, single calls only) carried at their small shapes. Inputs uniform in
+[-1, 1) (never zeros); outputs checked finite, and each backend's forward compared with the default one on the
+first shape (relative error, bf16: a few 1e-3).
 
 Exits 0 with a message where PyTorch or a GPU is absent.
-Usage: sdpa_bench.py --shapes SHAPES.json [--json OUT] [--repetitions 5] [--backends flash,cudnn,default]
+Usage: sdpa_bench.py --shapes SHAPES.json [--json OUT] [--repetitions 10] [--backends flash,cudnn,default]
 """
 import argparse
 import json
@@ -21,9 +26,18 @@ import time
 
 
 def time_ms(torch, fn, repetitions, warmup=2):
+    """(queued, isolated): the mean per call of `repetitions` calls queued between one pair of events, and the median
+    of single calls each timed alone after a synchronisation."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(repetitions):
+        fn()
+    stop.record()
+    stop.synchronize()
+    queued = start.elapsed_time(stop) / repetitions
     times = []
     for _ in range(repetitions):
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -32,7 +46,7 @@ def time_ms(torch, fn, repetitions, warmup=2):
         stop.record()
         stop.synchronize()
         times.append(start.elapsed_time(stop))
-    return statistics.median(times)
+    return queued, statistics.median(times)
 
 
 def measure(torch, shape, backend, repetitions):
@@ -59,14 +73,14 @@ def measure(torch, shape, backend, repetitions):
     if not torch.isfinite(out.float()).all():
         raise RuntimeError("non-finite attention output")
     dout = torch.rand_like(out) * 2 - 1
-    fwd_ms = time_ms(torch, forward, repetitions)
+    fwd_ms, fwd_isolated_ms = time_ms(torch, forward, repetitions)
 
     def backward():
         q.grad = k.grad = v.grad = None
         o = forward()
         o.backward(dout)
 
-    fwd_bwd_ms = time_ms(torch, backward, repetitions)
+    fwd_bwd_ms, fwd_bwd_isolated_ms = time_ms(torch, backward, repetitions)
     if not all(torch.isfinite(t.grad.float()).all() for t in (q, k, v)):
         raise RuntimeError("non-finite attention gradient")
     full_fwd = 4.0 * b * h * s * s * d
@@ -77,6 +91,8 @@ def measure(torch, shape, backend, repetitions):
         "forward_tflops_causal": causal_fwd / fwd_ms / 1e9, "backward_tflops_causal": causal_bwd / bwd_ms / 1e9,
         "forward_tflops_full_count": full_fwd / fwd_ms / 1e9,
         "flop_forward_causal": causal_fwd, "flop_backward_causal": causal_bwd,
+        "forward_isolated_ms": fwd_isolated_ms, "forward_backward_isolated_ms": fwd_bwd_isolated_ms,
+        "timing": "queued",
     }
 
 
@@ -84,7 +100,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", required=True, help="zeropp-bench --zeropp_list_shapes output")
     ap.add_argument("--json")
-    ap.add_argument("--repetitions", type=int, default=5)
+    ap.add_argument("--repetitions", type=int, default=10)
     ap.add_argument("--backends", default="flash,cudnn,default")
     args = ap.parse_args()
     try:

@@ -59,6 +59,24 @@ std::vector<GemmShape> model_layer_gemms(const ModelSpec& model, int tp, long to
   return gemms;
 }
 
+std::vector<GemmShape> model_head_gemms(const ModelSpec& model, int tp, long tokens) {
+  const long h = model.hidden, vocab = model.vocab, multiple = 128L * tp;
+  const long padded = (vocab + multiple - 1) / multiple * multiple;
+  std::vector<GemmShape> gemms;
+  const auto add = [&](const char* name, long out) {
+    for (Pass pass : {Pass::F, Pass::B, Pass::W}) gemms.push_back(linear_gemm(name, tokens, h, out, pass));
+  };
+  if (vocab % tp == 0) add("lm_head", vocab / tp);
+  if (padded != vocab) add("lm_head_padded", padded / tp);
+  return gemms;
+}
+
+std::vector<GemmShape> model_gemms(const ModelSpec& model, int tp, long tokens) {
+  std::vector<GemmShape> gemms = model_layer_gemms(model, tp, tokens);
+  for (GemmShape& g : model_head_gemms(model, tp, tokens)) gemms.push_back(std::move(g));
+  return gemms;
+}
+
 AttentionShape model_attention_shape(const ModelSpec& model, int tp, int b) {
   return {b, model.heads / tp, model.kv_heads_or_heads() / tp, model.seq_len, model.head_dim()};
 }
@@ -66,7 +84,7 @@ AttentionShape model_attention_shape(const ModelSpec& model, int tp, int b) {
 nlohmann::json shape_list(const std::vector<ModelCase>& cases) {
   nlohmann::json gemms = nlohmann::json::array(), attention = nlohmann::json::array();
   for (const ModelCase& c : cases) {
-    for (const GemmShape& g : model_layer_gemms(c.spec, c.tp, c.tokens())) {
+    for (const GemmShape& g : model_gemms(c.spec, c.tp, c.tokens())) {
       gemms.push_back({{"case", c.name()},
                        {"model", c.model},
                        {"tp", c.tp},

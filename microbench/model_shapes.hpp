@@ -42,6 +42,14 @@ std::vector<ModelCase> model_cases(const Options& options);
 // The 12 GEMMs (QKV, attention output, MLP up, MLP down; F, B, W each) of one rank, named like
 // transformer_layer_gemms ("qkv_F", ...).
 std::vector<GemmShape> model_layer_gemms(const ModelSpec& model, int tp, long tokens);
+// The LM head of one rank, F, B and W: Megatron's vocabulary-parallel output layer, h -> V/tp. "lm_head_*" at the
+// vocabulary as given, where tp divides it (the trainer runs it so: GPT-3's 50257 leaves the logits an odd leading
+// dimension); where the vocabulary is not a multiple of 128 x tp, "lm_head_padded_*" at Megatron's padded one
+// (--make-vocab-size-divisible-by 128, times tp: megatron/training/tokenizer, _vocab_size_with_padding), as
+// Megatron and llm.c run it, so that one measurement shows what the padding buys.
+std::vector<GemmShape> model_head_gemms(const ModelSpec& model, int tp, long tokens);
+// Every GEMM a case measures: the layer's 12 and the head's.
+std::vector<GemmShape> model_gemms(const ModelSpec& model, int tp, long tokens);
 AttentionShape model_attention_shape(const ModelSpec& model, int tp, int b);
 
 // {"schema": 1, "kind": "zeropp-bench-shapes", "gemms": [{case, model, tp, b, tokens, gemm, m, n, k, transpose_a,

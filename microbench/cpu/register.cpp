@@ -82,7 +82,7 @@ void register_suites(const Options& options, const MpiWorld& world) {
     register_gemm("gemm/eigen/fp32/square/n:" + std::to_string(n), square_gemm(n), options, world);
   }
   for (const ModelCase& c : model_cases(options)) {
-    for (const GemmShape& g : model_layer_gemms(c.spec, c.tp, c.tokens()))
+    for (const GemmShape& g : model_gemms(c.spec, c.tp, c.tokens()))
       register_gemm("gemm/eigen/fp32/" + g.name + "/" + c.name(), g, options, world);
   }
   register_trainer_suites(options, world, "cpu",

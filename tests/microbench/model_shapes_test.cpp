@@ -19,6 +19,29 @@ GemmShape find(const std::vector<GemmShape>& gemms, const std::string& name) {
   return {};
 }
 
+// The LM head, h -> V/tp: GPT-3's vocabulary 50257 (odd: split by no tp > 1) as given at tp 1 and Megatron's padding
+// to a multiple of 128 x tp (50304 at tp 1, 50432 / 2 = 25216 at tp 2); Llama-3's 128256 = 128 x 1002 needs none
+// up to tp 2 and 129024 / 8 = 16128 at tp 8 (128256 / 8 = 16032 as given).
+TEST(ModelShapes, LmHeadAsGivenAndPadded) {
+  const ModelSpec gpt = load_model("gpt3-1.3b");
+  auto heads = model_head_gemms(gpt, 1, 2048);
+  ASSERT_EQ(heads.size(), 6u);
+  EXPECT_EQ(find(heads, "lm_head_F").n, 50257);
+  EXPECT_EQ(find(heads, "lm_head_F").k, 2048);
+  EXPECT_EQ(find(heads, "lm_head_padded_F").n, 50304);
+  EXPECT_EQ(find(heads, "lm_head_padded_W").m, 50304);  // the weight gradient, V x h deep in the tokens
+  EXPECT_EQ(find(heads, "lm_head_padded_W").k, 2048);
+  heads = model_head_gemms(gpt, 2, 2048);
+  ASSERT_EQ(heads.size(), 3u);
+  EXPECT_EQ(find(heads, "lm_head_padded_B").k, 25216);  // the input gradient, deep in the vocabulary shard
+  const ModelSpec llama = load_model("llama3-8b");
+  EXPECT_EQ(model_head_gemms(llama, 2, 8192).size(), 3u);
+  heads = model_head_gemms(llama, 8, 8192);
+  EXPECT_EQ(find(heads, "lm_head_F").n, 16032);
+  EXPECT_EQ(find(heads, "lm_head_padded_F").n, 16128);
+  EXPECT_EQ(model_gemms(llama, 8, 8192).size(), 12u + 6u);
+}
+
 TEST(ModelShapes, Llama3_70bAtTp8) {
   // h 8192, 64 heads of 128, 8 kv heads, ffn 28672 (SwiGLU: gate and up fused, 2 x 28672 out), s = 8192.
   const auto gemms = model_layer_gemms(load_model("llama3-70b"), 8, 8192);
@@ -64,7 +87,9 @@ TEST(ModelShapes, CasesAndTheirNames) {
   ASSERT_EQ(cases.size(), 8u);
   EXPECT_EQ(cases.back().name(), "model:llama3-8b/tp:8/b:4/tokens:32768");
   const auto list = shape_list(cases);
-  EXPECT_EQ(list["gemms"].size(), 8u * 12u);
+  // 12 layer GEMMs per case, and the head's 3 per vocabulary (LmHeadAsGivenAndPadded): GPT-3 13B 6 at tp 1 (as
+  // given and padded), 3 at tp 8 (padded); Llama-3 8B 3 at tp 1, 6 at tp 8; each at b 1 and 4.
+  EXPECT_EQ(list["gemms"].size(), 8u * 12u + 2u * (6u + 3u + 3u + 6u));
   EXPECT_EQ(list["attention"].size(), 8u);
   EXPECT_EQ(list["attention"][7]["kv_heads"], 1);  // Llama-3 8B: 8 kv heads over tp 8
 }

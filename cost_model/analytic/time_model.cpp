@@ -292,9 +292,10 @@ ActionCosts action_costs(const Plan& plan, const PlanBasics& basics) {
   const double layer_f = weights.forward + core.f + mem_seconds(k.tokens_fwd + k.attention_fwd + casts.forward);
   const double layer_b = weights.dgrad + core.b + mem_seconds(k.tokens_bwd + k.attention_bwd + casts.backward);
   const WeightReductions reductions_where = weight_reductions(par);
+  const double reduction_bytes =
+      weight_reduction_bytes(local, g, t, par.sequence_parallel, par.dtype, reductions_where);
   const double layer_w =
-      weights.wgrad + mem_seconds(accumulation.kernel * linear_weight_elements(g) +
-                                  weight_reduction_bytes(local, g, t, par.sequence_parallel, par.dtype, reductions_where));
+      weights.wgrad + mem_seconds(accumulation.kernel * linear_weight_elements(g) + reduction_bytes);
   double layer_rc = 0;
   if (par.recompute == Recompute::full) layer_rc = layer_f;
   if (par.recompute == Recompute::selective) {

@@ -18,8 +18,9 @@ namespace {
 //             their own, slower; Megatron-Core's TransformerEngine layers unchanged (own fit 0.8085 -> 0.8171 on the
 //             A100 set, 0.8393 on the H100 set); then to 0.8206 when the optimizer step took its gradient-norm read
 //             (analytic/time_model.cpp). Before: 0.8088, in-sample 4.8%, across GPUs 7.9% / 23.4% (H100 from
-//             A100) and 3.4% / 11.4% (A100 from H100). Refitted 2026-11-27 (0.7920 -> 0.8088) after the weight-gradient accumulation was priced as each framework executes
-//             it (analytic/grad_accumulation.hpp: Megatron-Core's fp32 main_grad read and written in the wgrad GEMMs'
+//             A100) and 3.4% / 11.4% (A100 from H100). Refitted 2026-11-27 (0.7920 -> 0.8088) after the
+//             weight-gradient accumulation was priced as each framework executes it (analytic/grad_accumulation.hpp:
+//             Megatron-Core's fp32 main_grad read and written in the wgrad GEMMs'
 //             epilogue, exposed on the H100; the 2021 runs' fp16 DDP-hook add, a kernel of its own): both sets came
 //             out slower and each wants a larger share of the GPU's rates (its own fit 0.7911 -> 0.8393 on the H100
 //             set, 0.7920 -> 0.8085 on the A100 set). Before: 0.7920, in-sample 4.7%, across GPUs 7.2% / 22.1% (H100
@@ -29,8 +30,9 @@ namespace {
 //             its copies priced: analytic/zero3_execution.hpp), together): 0.7498, in-sample 6.6%; leave-one-set-out:
 //             A100 from the H100 set's value 7.8% / 17.1%, H100 from the A100 set's 7.4% / 17.8%. Refitted
 //             2026-11-27 (0.7448 -> 0.7497) after the norm-weight gradients were priced in PyTorch's own pass
-//             (weight_reductions; MPT has no biases), then 0.7498 with the optimizer step's gradient-norm read; before: 0.7448, in-sample 6.9%, 8.4% / 18.3% and 7.8% / 18.0%
-//             (unchanged by the accumulation: FSDP reduce-scatters every micro-batch and its shard additions were
+//             (weight_reductions; MPT has no biases), then 0.7498 with the optimizer step's gradient-norm read;
+//             before: 0.7448, in-sample 6.9%, 8.4% / 18.3% and 7.8% / 18.0% (unchanged by the accumulation: FSDP
+//             reduce-scatters every micro-batch and its shard additions were
 //             priced already).
 //             Refitted 2026-11-27 after dgx-h100 took the H100 measurement (results/measured/h100-80gb-hbm3: matmul
 //             efficiency, GEMM tile and epilogue store, attention points); before: 0.7334, in-sample 9.4%, across

@@ -59,9 +59,9 @@ TEST(FormulasCollectives, CollectiveTimePicksTheLinkAndTheCalibratedFit) {
   EXPECT_NEAR(collective_time(c, Collective::all_reduce, 4, 8, 4e8), 6 * (20e-6 + 4e-3), 1e-12);
   EXPECT_NEAR(collective_time(c, Collective::all_gather, 8, 1, 8e8), 7 * (5e-6 + 1e-3), 1e-12);
   // A calibrated inter-node all-reduce: latency 30 us per step, bus bandwidth 40 GB/s.
-  c.collectives["inter"]["all_reduce"] = CollectiveFit{30e-6, 40e9, {}};
+  c.collectives["inter"]["all_reduce"] = CollectiveFit{30e-6, 40e9, {}, {}};
   EXPECT_NEAR(collective_time(c, Collective::all_reduce, 4, 8, 4e8), 6 * 30e-6 + 4e8 * 1.5 / 40e9, 1e-12);
-  c.collectives["intra"]["all_gather"] = CollectiveFit{2e-6, 200e9, {}};
+  c.collectives["intra"]["all_gather"] = CollectiveFit{2e-6, 200e9, {}, {}};
   EXPECT_NEAR(collective_time(c, Collective::all_gather, 8, 1, 8e8), 7 * 2e-6 + 8e8 * 0.875 / 200e9, 1e-12);
   // Other collectives and levels keep the alpha-beta link.
   EXPECT_NEAR(collective_time(c, Collective::all_gather, 4, 8, 4e8), 3 * (20e-6 + 4e-3), 1e-12);
@@ -83,7 +83,7 @@ TEST(FormulasCollectives, CrossingGroupsUseEveryNicOfTheirNodes) {
   // 8 GPUs 4 apart (2 per node): 50 GB/s.
   EXPECT_NEAR(collective_time(c, Collective::all_gather, 8, 4, 8e8), 7 * (20e-6 + 8e8 / 8 / 50e9), 1e-12);
   // A per-NIC fit scales the same way; a measured table for the exact group is used as measured.
-  c.collectives["inter"]["all_gather"] = CollectiveFit{20e-6, 20e9, {}};
+  c.collectives["inter"]["all_gather"] = CollectiveFit{20e-6, 20e9, {}, {}};
   EXPECT_NEAR(collective_time(c, Collective::all_gather, 8, 4, 8e8), 7 * (20e-6 + 8e8 / 8 / 40e9), 1e-12);
 }
 

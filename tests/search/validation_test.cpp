@@ -28,7 +28,8 @@ namespace {
 // as these runs reduced them (spec/framework.hpp, weight_reductions: transformer_impl local, passes of their own)
 // and Megatron's value refitted to 0.8204 (0.8206 with the optimizer step's gradient-norm read): as given 2.06% /
 // 8.43%, leave-one-out 2.22% / 8.44% (76.1B): the replicated row-parallel biases and norms cost the tp 8 rows a little
-// more than the tp 1-4 ones, which the data do not ask for; the ceilings follow the measurement. (History: before the accumulation 2.53% / 8.35%, LOO 2.90% / 9.10%, with 0.7920;
+// more than the tp 1-4 ones, which the data do not ask for; the ceilings follow the measurement. (History: before the
+// accumulation 2.53% / 8.35%, LOO 2.90% / 9.10%, with 0.7920;
 // as given 2.67% / 7.44% with Megatron's 0.7834, fitted while the H100 set was priced at FlashAttention-3's rates
 // instead of cuDNN's; before the score traffic was counted once, 4.35% / 9.94% with the three small rows 6-10% slow;
 // gemm_efficiency fitted on this table alone with free overlap, 0.6328: LOO 2.4% / 6.1%.)

@@ -214,7 +214,7 @@ TEST(ClusterZoo, TodaysMachines) {
   EXPECT_EQ(nvl72.memory_bytes, 189471.0 * (1 << 20));
   EXPECT_EQ(nvl72.intra.bandwidth, 900e9);
   // GEMMs from the operation table's published MAMF; collectives on the nominal link rates.
-  EXPECT_EQ(nvl72.provenance, (ClusterProvenance{Provenance::published, Provenance::nominal}));
+  EXPECT_EQ(nvl72.provenance, (ClusterProvenance{Provenance::published, Provenance::nominal, {}, {}}));
   EXPECT_EQ(nvl72.gpu->matmul_efficiency.provenance, Provenance::published);
   const ClusterSpec cpu = load_cluster("local-cpu");
   EXPECT_EQ(cpu.provenance.collectives, Provenance::calibrated);

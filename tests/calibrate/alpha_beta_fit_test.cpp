@@ -49,7 +49,7 @@ TEST(AlphaBetaFit, RecoversOneAlphaBetaFromSeveralGroupSizes) {
 }
 
 TEST(AlphaBetaFit, PredictionMatchesTheHandFormula) {
-  const CollectiveFit fit{3e-6, 4e9, {}};
+  const CollectiveFit fit{3e-6, 4e9, {}, {}};
   const CollectiveSample s{1 << 20, 4, 0};
   EXPECT_NEAR(predict_seconds(Collective::all_gather, fit, s), 3 * (3e-6 + (1 << 20) / (4 * 4e9)), 1e-15);
 }

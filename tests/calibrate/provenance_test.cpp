@@ -22,8 +22,8 @@ ClusterSpec published_base() {
   c.peak_flops[Dtype::fp32] = 100e9;
   c.memory_bytes = 1e9;
   c.intra = {1e9, 1e-6};
-  c.collectives["intra"]["all_reduce"] = {1e-6, 2e9};
-  c.provenance = {.gemm = Provenance::nominal, .collectives = Provenance::published};
+  c.collectives["intra"]["all_reduce"] = {1e-6, 2e9, {}, {}};
+  c.provenance = {.gemm = Provenance::nominal, .collectives = Provenance::published, .entries = {}, .base = {}};
   return c;
 }
 

@@ -178,7 +178,7 @@ shapes_arg=()
 [ -f "$work/shapes.json" ] && shapes_arg=(--shapes "$work/shapes.json")
 run_step gemm_torch 60 "$py" "$src/microbench/compare_torch.py" "${shapes_arg[@]}" --square 8192 \
   --repetitions 5 --json "$work/gemm-torch.json" --compare "$work/gemm-cublaslt.json"
-run_step sdpa 45 "$py" "$src/scripts/device/sdpa_bench.py" --shapes "$work/shapes.json" --json "$work/sdpa.json"
+run_step sdpa 75 "$py" "$src/scripts/device/sdpa_bench.py" --shapes "$work/shapes.json" --json "$work/sdpa.json"
 # Layer passes at GPT-3 1.3B's and 13B's width (d = 128, s = 2048), the optimizer at 16 M to 256 M parameters,
 # kernels at 8192 tokens of Llama-3 8B/70B and GPT-3 1.3B widths (with the weight passes' column sums, bias_W,
 # layernorm_W and rmsnorm_W, by both kernels: -scalar, which the trainer runs, beside -vec16, which it runs once

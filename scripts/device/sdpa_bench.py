@@ -16,7 +16,7 @@ runs (results/measured/*/torch-sdpa.json, single calls only) carried at their sm
 first shape (relative error, bf16: a few 1e-3).
 
 Exits 0 with a message where PyTorch or a GPU is absent.
-Usage: sdpa_bench.py --shapes SHAPES.json [--json OUT] [--repetitions 10] [--backends flash,cudnn,default]
+Usage: sdpa_bench.py --shapes SHAPES.json [--json OUT] [--repetitions 5] [--backends flash,cudnn,default]
 """
 import argparse
 import json
@@ -100,7 +100,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", required=True, help="zeropp-bench --zeropp_list_shapes output")
     ap.add_argument("--json")
-    ap.add_argument("--repetitions", type=int, default=10)
+    ap.add_argument("--repetitions", type=int, default=5)
     ap.add_argument("--backends", default="flash,cudnn,default")
     args = ap.parse_args()
     try:
